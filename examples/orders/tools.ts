@@ -1,0 +1,33 @@
+/** The example tools, built over any OrdersService. */
+import { defineTool, reject } from "../../src/index.js";
+import { CreateRefundInput, CreateRefundOutput, GetOrderInput, GetOrderOutput } from "./schemas.js";
+import type { OrdersService } from "./service.js";
+
+/** Build `get_order` (read) and `create_refund` (write) over a service. */
+export function makeOrderTools(service: OrdersService) {
+  const getOrder = defineTool({
+    name: "get_order",
+    version: "1.0.0",
+    description: "Look up a customer's orders by customer id. Cancelled orders are hidden unless includeHistory is true.",
+    input: GetOrderInput,
+    output: GetOrderOutput,
+    effect: "read",
+    timeoutMs: 2_000,
+    execute: (input, ctx) => service.findOrders(input.customerId, { includeHistory: input.includeHistory, signal: ctx.signal }),
+  });
+
+  const createRefund = defineTool({
+    name: "create_refund",
+    version: "1.0.0",
+    description: "Refund a paid order, in cents. Declined when the order is not refundable.",
+    input: CreateRefundInput,
+    output: CreateRefundOutput,
+    effect: "write",
+    timeoutMs: 5_000,
+    execute: (input, ctx) =>
+      service.createRefund({ orderId: input.orderId, amountCents: input.amountCents, reason: input.reason, idempotencyKey: ctx.idempotencyKey }),
+    check: (out) => (out.status === "declined" ? reject("The refund was declined: the order is not refundable") : undefined),
+  });
+
+  return [getOrder, createRefund] as const;
+}

@@ -1,0 +1,26 @@
+/**
+ * What every CLI command module provides, and the one error class commands throw for usage
+ * problems (the entry point prints usage plus the message, exit code 2).
+ * @module
+ */
+
+/** A CLI command. `run` returns the process exit code. */
+export interface Command {
+  /** One line for `toolgate --help`. */
+  readonly summary: string;
+  /** Full usage text for `toolgate <command> --help`. */
+  readonly usage: string;
+  run(argv: readonly string[]): Promise<number>;
+}
+
+/** A usage error: bad flags, missing arguments, a module that cannot be loaded. Exit code 2. */
+export class CliError extends Error {
+  override readonly name = "CliError";
+  constructor(
+    /** Stable code, e.g. `E_USAGE`, `E_MODULE_NOT_FOUND`. */
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}

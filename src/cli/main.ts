@@ -1,0 +1,66 @@
+#!/usr/bin/env node
+/**
+ * The `toolgate` CLI entry point: dispatches to one file per command. Usage problems print the
+ * command's usage and a message (exit 2); nothing else reaches the user as a stack trace.
+ * @module
+ */
+import { realpathSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { CliError } from "./command.js";
+import { commands } from "./commands.js";
+
+function overview(): string {
+  const names = Object.keys(commands).sort();
+  return ["Usage: toolgate <command> [options]", "", "Commands:", ...names.map((n) => `  ${n}`), "", "Run `toolgate <command> --help` for a command's options."].join("\n");
+}
+
+/** Run the CLI with `argv` (without node and script). Returns the exit code. */
+export async function main(argv: readonly string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === "--help" || name === "-h" || name === "help") {
+    process.stdout.write(overview() + "\n");
+    return name === undefined ? 2 : 0;
+  }
+  const load = commands[name];
+  if (load === undefined) {
+    process.stderr.write(`toolgate: unknown command ${JSON.stringify(name)} (E_UNKNOWN_COMMAND)\n\n${overview()}\n`);
+    return 2;
+  }
+  const cmd = (await load()).default;
+  if (rest.includes("--help") || rest.includes("-h")) {
+    process.stdout.write(cmd.usage + "\n");
+    return 0;
+  }
+  try {
+    return await cmd.run(rest);
+  } catch (e) {
+    if (e instanceof CliError) {
+      process.stderr.write(`toolgate ${name}: ${e.message} (${e.code})\n\n${cmd.usage}\n`);
+      return 2;
+    }
+    const msg = e instanceof Error ? e.message : String(e);
+    process.stderr.write(`toolgate ${name}: unexpected error: ${msg}\n`);
+    return 1;
+  }
+}
+
+function isEntry(): boolean {
+  const script = process.argv[1];
+  if (script === undefined) return false;
+  try {
+    return realpathSync(script) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+if (isEntry()) {
+  main(process.argv.slice(2)).then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (e: unknown) => {
+      process.stderr.write(`toolgate: ${e instanceof Error ? e.message : String(e)}\n`);
+      process.exitCode = 1;
+    },
+  );
+}

@@ -1,0 +1,165 @@
+/**
+ * Execute with policy: breaker admission, concurrency, attempts with timeout, classification,
+ * retries (reads only, within the budget, full-jitter backoff) and the mapping of the final
+ * failure to the envelope's code, retryability and effect.
+ * @module
+ */
+import { _fail, type Failure } from "./result.js";
+import type { AnyTool } from "./tool.js";
+import { runAttempt, type AttemptResult, type CallScope } from "./attempt.js";
+import { classifyError, type Classified } from "./policy/classify.js";
+import { fullJitter } from "./policy/backoff.js";
+import { sleep } from "./policy/deadline.js";
+import type { Breaker } from "./policy/breaker.js";
+import type { RetryBudget } from "./policy/budget.js";
+import { truncate, type Redactor } from "./redact.js";
+
+/** Resolved retry settings for one tool. */
+export interface RetryPlan {
+  readonly attempts: number;
+  readonly baseMs: number;
+  readonly capMs: number;
+}
+
+/** Per-tool mutable state owned by one gate. */
+export interface ToolRuntime {
+  readonly tool: AnyTool;
+  readonly retry: RetryPlan;
+  readonly timeoutMs: number;
+  readonly concurrency: number;
+  readonly breaker: Breaker | undefined;
+  inFlight: number;
+}
+
+/** One attempt as reported to `onAttempt`. */
+export interface AttemptEvent {
+  readonly tool: string;
+  readonly version: string;
+  readonly callId: string;
+  readonly attempt: number;
+  readonly outcome: "success" | "transient" | "timeout" | "permanent" | "rejected" | "denied" | "cancelled";
+  readonly durationMs: number;
+  /** The wait before the next attempt, when one follows. */
+  readonly backoffMs?: number;
+}
+
+/** What the execute phase produced. */
+export type ExecOutcome =
+  | { readonly ok: true; readonly value: unknown; readonly attempts: number }
+  | { readonly ok: false; readonly failure: Failure; readonly attempts: number };
+
+/** Dependencies of the execute phase that come from the gate. */
+export interface ExecEnv {
+  readonly budget: RetryBudget;
+  readonly redact: Redactor;
+  readonly onAttempt: ((e: AttemptEvent) => void) | undefined;
+  readonly random: () => number;
+}
+
+const MSG = {
+  breakerOpen: "The tool is temporarily unavailable (circuit open); try again later",
+  busy: "The tool is at its concurrency limit; try again later",
+  transient: "The tool failed transiently; try again later",
+  timeout: "The tool timed out; try again later",
+  writeUnknown: "The write failed and its effect is unknown; check state before any retry",
+  failed: "The tool failed",
+  cancelled: "The call was cancelled",
+  denied: "The service denied the call",
+  rejected: "The request was rejected",
+} as const;
+
+/** Map a final classified failure to an envelope failure. Exported for the business-check step. */
+export function failureFor(
+  c: Classified | { kind: "timeout" | "cancelled" },
+  effect: AnyTool["effect"],
+  redact: Redactor,
+): Failure {
+  const write = effect === "write";
+  switch (c.kind) {
+    case "rejected": {
+      const msg = "message" in c && c.message !== undefined && c.message.length > 0 ? c.message : MSG.rejected;
+      const applied = write && "effect" in c && c.effect === "applied";
+      return _fail("REJECTED", truncate(redact(msg), 200), false, applied ? "applied" : "none");
+    }
+    case "denied": {
+      const msg = "message" in c && c.message !== undefined && c.message.length > 0 ? c.message : MSG.denied;
+      return _fail("DENIED", truncate(redact(msg), 200), false, "none");
+    }
+    case "cancelled":
+      return _fail("FAILED", MSG.cancelled, false, write ? "unknown" : "none");
+    case "transient":
+    case "timeout":
+      if (write) return _fail("FAILED", MSG.writeUnknown, false, "unknown");
+      return _fail("RETRYABLE", c.kind === "timeout" ? MSG.timeout : MSG.transient, true, "none", {
+        retryAfterMs: "retryAfterMs" in c ? c.retryAfterMs : undefined,
+      });
+    case "permanent":
+      return write ? _fail("FAILED", MSG.writeUnknown, false, "unknown") : _fail("FAILED", MSG.failed, false, "none");
+  }
+}
+
+function outcomeName(r: AttemptResult, c: Classified | undefined): AttemptEvent["outcome"] {
+  if (r.kind === "value") return "success";
+  if (r.kind === "timeout" || r.kind === "cancelled") return r.kind;
+  return c!.kind;
+}
+
+/** Run the tool under its policies. Never throws. */
+export async function executeWithPolicy(rt: ToolRuntime, input: unknown, scope: CallScope, env: ExecEnv): Promise<ExecOutcome> {
+  const tool = rt.tool;
+  if (rt.inFlight >= rt.concurrency) {
+    return { ok: false, failure: _fail("RETRYABLE", MSG.busy, true, "none"), attempts: 0 };
+  }
+  rt.inFlight++;
+  try {
+    env.budget.deposit();
+    // Writes are never retried here: a failed write may have applied its effect.
+    const maxAttempts = tool.effect === "write" ? 1 : rt.retry.attempts;
+    let last: Failure | undefined;
+    for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+      if (rt.breaker !== undefined) {
+        const adm = rt.breaker.admit(Date.now());
+        if (!adm.ok) {
+          const f = last ?? _fail("RETRYABLE", MSG.breakerOpen, true, "none");
+          return { ok: false, failure: { ...f, retryAfterMs: Math.ceil(adm.retryAfterMs) }, attempts: attempt - 1 };
+        }
+      }
+      const started = performance.now();
+      const r = await runAttempt(tool, input, scope, attempt, rt.timeoutMs);
+      const durationMs = performance.now() - started;
+      if (r.kind === "value") {
+        rt.breaker?.success();
+        env.onAttempt?.({ tool: tool.name, version: tool.version, callId: scope.callId, attempt, outcome: "success", durationMs });
+        return { ok: true, value: r.value, attempts: attempt };
+      }
+      const c: Classified | undefined = r.kind === "threw" ? classifyError(r.error, tool.classify?.bind(tool)) : undefined;
+      const kind = c?.kind ?? r.kind;
+      if (kind === "transient" || kind === "timeout" || kind === "permanent") rt.breaker?.failure(Date.now());
+      else if (kind !== "cancelled") rt.breaker?.success(); // the service answered: it is up
+      last = failureFor(c ?? { kind: r.kind as "timeout" | "cancelled" }, tool.effect, env.redact);
+      const retryAfterMs = c?.retryAfterMs;
+      const canRetry =
+        (kind === "transient" || kind === "timeout") &&
+        attempt < maxAttempts &&
+        (retryAfterMs === undefined || retryAfterMs <= rt.retry.capMs) &&
+        env.budget.tryWithdraw();
+      const backoffMs = canRetry ? Math.max(retryAfterMs ?? 0, fullJitter(attempt, rt.retry, env.random)) : undefined;
+      env.onAttempt?.({
+        tool: tool.name,
+        version: tool.version,
+        callId: scope.callId,
+        attempt,
+        outcome: outcomeName(r, c),
+        durationMs,
+        ...(backoffMs !== undefined ? { backoffMs } : {}),
+      });
+      if (backoffMs === undefined) return { ok: false, failure: last, attempts: attempt };
+      if (!(await sleep(backoffMs, scope.signal))) {
+        return { ok: false, failure: failureFor({ kind: "cancelled" }, tool.effect, env.redact), attempts: attempt };
+      }
+    }
+    return { ok: false, failure: last ?? _fail("FAILED", MSG.failed, false, "none"), attempts: maxAttempts };
+  } finally {
+    rt.inFlight--;
+  }
+}

@@ -1,0 +1,169 @@
+/**
+ * Gate options: their defaults, their checks (misuse throws ToolgateConfigError at creation),
+ * and the per-tool runtime state built from them.
+ * @module
+ */
+import { ToolgateConfigError } from "./errors.js";
+import { DEFAULT_LIMITS, compileLimits, type CompiledLimits, type Limits } from "./harden.js";
+import { createRedactor, type RedactOptions, type Redactor } from "./redact.js";
+import { _checkRetry, isTool, type AnyTool, type Principal, type ToolEffect } from "./tool.js";
+import type { AttemptEvent, ToolRuntime } from "./execute.js";
+import { createRetryBudget, UNLIMITED_BUDGET, type RetryBudget, type RetryBudgetOptions } from "./policy/budget.js";
+import { createBreaker, type BreakerOptions, type BreakerState } from "./policy/breaker.js";
+import { safeHook, warnOnceOnHookError, type CallRecord, type HookErrorHandler } from "./hooks.js";
+import { listingFor, type ToolListing } from "./json-schema.js";
+
+/** What `authorize` and `approve` see: everything decided so far, never raw text. */
+export interface CallRequest {
+  readonly tool: string;
+  readonly version: string;
+  readonly effect: ToolEffect;
+  readonly callId: string;
+  readonly principal: Principal | undefined;
+  /** The validated input. */
+  readonly input: unknown;
+  readonly meta: Readonly<Record<string, unknown>>;
+}
+
+/** `authorize` answers `true`/`false`, or `{ allow, reason }` (the reason is shown, after redaction). */
+export type AuthorizeDecision = boolean | { readonly allow: boolean; readonly reason?: string };
+
+/** Gate-wide retry settings. */
+export interface GateRetryOptions {
+  /** Total executions of a read, including the first. Default 3, at most 5. */
+  readonly attempts?: number;
+  /** Backoff base, ms. Default 100. */
+  readonly baseMs?: number;
+  /** Backoff cap, ms; a `retryAfterMs` above it is returned to the caller instead of waited. Default 2,000. */
+  readonly capMs?: number;
+  /** The retry budget shared by all tools, or `false` to disable. Default `{ ratio: 0.1, reserve: 10 }`. */
+  readonly budget?: RetryBudgetOptions | false;
+}
+
+/** Options of {@link createGate}. Every field but `tools` is optional. */
+export interface GateOptions<T extends readonly AnyTool[] = readonly AnyTool[]> {
+  /** The tools this gate serves (names must be unique). */
+  readonly tools: T;
+  /** Payload limits; see {@link DEFAULT_LIMITS}. */
+  readonly limits?: Partial<Limits>;
+  /** Retry policy for reads (writes are never retried without a guarantee). */
+  readonly retry?: GateRetryOptions;
+  /** Per-tool circuit breaker, or `false`. Default `{ threshold: 5, halfOpenAfterMs: 10_000 }`. */
+  readonly breaker?: BreakerOptions | false;
+  /** Per-attempt timeout for tools without their own, ms. Default 30,000. */
+  readonly timeoutMs?: number;
+  /** Max concurrent executions per tool for tools without their own. Default 64. */
+  readonly concurrency?: number;
+  /** Secret patterns scrubbed from every message and record. */
+  readonly redact?: RedactOptions;
+  /** Decide whether the principal may make this call (after validation, before any effect). */
+  authorize?(call: CallRequest): AuthorizeDecision | Promise<AuthorizeDecision>;
+  /** Ask a person to approve a call to a tool that requires approval. Absent: such calls are DENIED. */
+  approve?(call: CallRequest): boolean | Promise<boolean>;
+  /** One record per call (never the payload). */
+  onCall?(record: CallRecord): unknown;
+  /** One event per execution attempt. */
+  onAttempt?(event: AttemptEvent): unknown;
+  /** Breaker state changes, per tool. */
+  onBreakerChange?(event: { readonly tool: string; readonly state: BreakerState }): unknown;
+  /** Where hook failures go. Default: one process warning per hook. */
+  onHookError?: HookErrorHandler;
+  /** Random source for backoff jitter, in [0, 1). Default `Math.random`. */
+  random?(): number;
+}
+
+/** Everything a gate needs at call time, resolved once. */
+export interface ResolvedGate {
+  readonly runtimes: ReadonlyMap<string, ToolRuntime>;
+  readonly listings: readonly ToolListing[];
+  readonly limits: CompiledLimits;
+  readonly redact: Redactor;
+  readonly budget: RetryBudget;
+  readonly authorize: GateOptions["authorize"];
+  readonly approve: GateOptions["approve"];
+  readonly onCall: ((r: CallRecord) => void) | undefined;
+  readonly onAttempt: ((e: AttemptEvent) => void) | undefined;
+  readonly onHookError: HookErrorHandler;
+  readonly random: () => number;
+}
+
+function bad(code: string, message: string): never {
+  throw new ToolgateConfigError(code, `createGate: ${message}`);
+}
+
+function positiveInt(v: unknown, max: number): v is number {
+  return typeof v === "number" && Number.isInteger(v) && v >= 1 && v <= max;
+}
+
+/** Check options and build the runtime. Throws ToolgateConfigError on misuse. */
+export function resolveGate(o: GateOptions): ResolvedGate {
+  if (typeof o !== "object" || o === null) bad("E_GATE", "expected an options object");
+  if (!Array.isArray(o.tools) || o.tools.length === 0) bad("E_GATE_TOOLS", "tools must be a non-empty array of defineTool(...) values");
+  const limits: Limits = { ...DEFAULT_LIMITS, ...o.limits };
+  if (!positiveInt(limits.maxBytes, 2 ** 31)) bad("E_GATE_LIMITS", "limits.maxBytes must be a positive integer");
+  if (!positiveInt(limits.maxDepth, 1000)) bad("E_GATE_LIMITS", "limits.maxDepth must be an integer from 1 to 1000");
+  if (!Array.isArray(limits.forbiddenKeys) || !limits.forbiddenKeys.every((k) => typeof k === "string")) {
+    bad("E_GATE_LIMITS", "limits.forbiddenKeys must be an array of strings");
+  }
+  const retry = o.retry ?? {};
+  _checkRetry(retry, (m) => bad("E_GATE_RETRY", m));
+  const timeoutMs = o.timeoutMs ?? 30_000;
+  if (!positiveInt(timeoutMs, 2 ** 31 - 1)) bad("E_GATE_TIMEOUT", "timeoutMs must be a positive integer (ms)");
+  const concurrency = o.concurrency ?? 64;
+  if (!positiveInt(concurrency, 1_000_000)) bad("E_GATE_CONCURRENCY", "concurrency must be a positive integer");
+  if (o.breaker !== undefined && o.breaker !== false) {
+    const b = o.breaker;
+    if (b.threshold !== undefined && !positiveInt(b.threshold, 1_000_000)) bad("E_GATE_BREAKER", "breaker.threshold must be a positive integer");
+    if (b.halfOpenAfterMs !== undefined && !(b.halfOpenAfterMs >= 0 && Number.isFinite(b.halfOpenAfterMs))) {
+      bad("E_GATE_BREAKER", "breaker.halfOpenAfterMs must be a finite number ≥ 0");
+    }
+  }
+  if (retry.budget !== undefined && retry.budget !== false) {
+    const { ratio, reserve } = retry.budget;
+    if (ratio !== undefined && !(ratio >= 0 && ratio <= 1)) bad("E_GATE_RETRY", "retry.budget.ratio must be in [0, 1]");
+    if (reserve !== undefined && !(reserve >= 0 && Number.isFinite(reserve))) bad("E_GATE_RETRY", "retry.budget.reserve must be ≥ 0");
+  }
+  for (const hook of ["authorize", "approve", "onCall", "onAttempt", "onBreakerChange", "onHookError", "random"] as const) {
+    if (o[hook] !== undefined && typeof o[hook] !== "function") bad("E_GATE_HOOK", `${hook} must be a function`);
+  }
+  const onHookError = o.onHookError ?? warnOnceOnHookError;
+  const onBreaker = safeHook("onBreakerChange", o.onBreakerChange?.bind(o), onHookError);
+
+  const runtimes = new Map<string, ToolRuntime>();
+  const listings: ToolListing[] = [];
+  for (const tool of o.tools as readonly unknown[]) {
+    if (!isTool(tool)) bad("E_GATE_TOOLS", "every tool must come from defineTool(...)");
+    if (runtimes.has(tool.name)) bad("E_GATE_DUPLICATE", `two tools are named ${JSON.stringify(tool.name)}`);
+    const l = listingFor(tool);
+    if (!l.ok) bad("E_GATE_SCHEMA", `tool ${JSON.stringify(tool.name)}: its input schema cannot be represented as JSON Schema (${l.reason})`);
+    listings.push(l.listing);
+    const own = tool.retry === false ? { attempts: 1 } : (tool.retry ?? {});
+    const breaker =
+      o.breaker === false ? undefined : createBreaker(o.breaker ?? {}, onBreaker === undefined ? undefined : (state) => onBreaker({ tool: tool.name, state }));
+    runtimes.set(tool.name, {
+      tool,
+      retry: {
+        attempts: own.attempts ?? retry.attempts ?? 3,
+        baseMs: own.baseMs ?? retry.baseMs ?? 100,
+        capMs: own.capMs ?? retry.capMs ?? 2_000,
+      },
+      timeoutMs: tool.timeoutMs ?? timeoutMs,
+      concurrency: tool.concurrency ?? concurrency,
+      breaker,
+      inFlight: 0,
+    });
+  }
+  return {
+    runtimes,
+    listings: Object.freeze(listings),
+    limits: compileLimits(limits),
+    redact: createRedactor(o.redact),
+    budget: retry.budget === false ? UNLIMITED_BUDGET : createRetryBudget(retry.budget),
+    authorize: o.authorize?.bind(o),
+    approve: o.approve?.bind(o),
+    onCall: safeHook("onCall", o.onCall?.bind(o), onHookError),
+    onAttempt: safeHook("onAttempt", o.onAttempt?.bind(o), onHookError),
+    onHookError,
+    random: o.random?.bind(o) ?? Math.random,
+  };
+}

@@ -1,0 +1,236 @@
+/**
+ * Payload limits that run before any schema: size, depth, forbidden keys, duplicate keys in JSON
+ * text, lone surrogates, non-JSON and non-plain values. Each problem becomes one safe issue with
+ * the path where it was found.
+ * @module
+ */
+import type { Issue } from "./result.js";
+import { issue } from "./issues.js";
+
+/** Limits applied to every payload before validation. */
+export interface Limits {
+  /** Serialized size cap: UTF-8 bytes of JSON text, or the estimated JSON length of a value. Default 1 MiB. */
+  readonly maxBytes: number;
+  /** Nesting cap (objects and arrays). Default 64; at most 1,000. */
+  readonly maxDepth: number;
+  /** Keys refused at any depth. Default `__proto__`, `constructor`, `prototype`. */
+  readonly forbiddenKeys: readonly string[];
+  /** Accept integers beyond ±2^53 (they lose precision in JSON). Default `false`. */
+  readonly allowUnsafeIntegers: boolean;
+}
+
+/** The documented defaults. */
+export const DEFAULT_LIMITS: Limits = Object.freeze({
+  maxBytes: 1024 * 1024,
+  maxDepth: 64,
+  forbiddenKeys: Object.freeze(["__proto__", "constructor", "prototype"]),
+  allowUnsafeIntegers: false,
+});
+
+/** Limits compiled for the hot path. */
+export interface CompiledLimits {
+  readonly maxBytes: number;
+  readonly maxDepth: number;
+  readonly forbidden: ReadonlySet<string>;
+  readonly allowUnsafeIntegers: boolean;
+}
+
+/** Compile limits once per gate. */
+export function compileLimits(l: Limits): CompiledLimits {
+  return {
+    maxBytes: l.maxBytes,
+    maxDepth: l.maxDepth,
+    forbidden: new Set(l.forbiddenKeys),
+    allowUnsafeIntegers: l.allowUnsafeIntegers,
+  };
+}
+
+/** Outcome of hardening: the plain JSON-safe value, or the first problem found. */
+export type Hardened = { ok: true; value: unknown } | { ok: false; reason: HardenReason; issue: Issue };
+
+/** Why a payload was refused before validation. */
+export type HardenReason = "json" | "limits";
+
+const MSG = {
+  json: "Arguments are not valid JSON",
+  tooLarge: "Payload is larger than the limit",
+  tooDeep: "Payload is nested deeper than the limit",
+  cycle: "Payload contains a cycle",
+  forbidden: "Key is not allowed",
+  duplicate: "Key appears more than once",
+  surrogate: "String contains a lone surrogate",
+  nonFinite: "Number must be finite",
+  unsafeInt: "Integer is beyond ±2^53 and would lose precision",
+  nonJson: "Value is not representable in JSON",
+  nonPlain: "Only plain objects and arrays are accepted",
+} as const;
+
+function refused(reason: HardenReason, path: string, code: string, message: string): Hardened {
+  return { ok: false, reason, issue: issue(path, code, message) };
+}
+
+/** Harden JSON text: size, syntax, duplicate keys and depth (text scan), then the value walk. */
+export function hardenText(text: string, limits: CompiledLimits): Hardened {
+  if (text.length > limits.maxBytes || (text.length * 3 > limits.maxBytes && Buffer.byteLength(text, "utf8") > limits.maxBytes)) {
+    return refused("limits", "", "too_large", MSG.tooLarge);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return refused("json", "", "invalid_json", MSG.json);
+  }
+  const scanned = scanText(text, limits.maxDepth);
+  if (scanned !== undefined) return scanned;
+  return hardenValue(value, limits);
+}
+
+interface Frame {
+  keys: Set<string> | null;
+  seg: string | number;
+  expectKey: boolean;
+}
+
+/** One pass over JSON text for what JSON.parse hides: duplicate keys and depth. */
+function scanText(text: string, maxDepth: number): Hardened | undefined {
+  const frames: Frame[] = [];
+  const n = text.length;
+  const pathOf = (last?: string): string => {
+    const segs = frames.slice(0, last === undefined ? frames.length : frames.length - 1).map((f) => String(f.seg));
+    if (last !== undefined) segs.push(last);
+    return segs.join(".");
+  };
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      let j = i + 1;
+      let escaped = false;
+      while (j < n) {
+        const d = text.charCodeAt(j);
+        if (d === 0x5c /* \ */) {
+          escaped = true;
+          j += 2;
+        } else if (d === 0x22) break;
+        else j++;
+      }
+      const top = frames[frames.length - 1];
+      if (top !== undefined && top.keys !== null && top.expectKey) {
+        const key = escaped ? (JSON.parse(text.slice(i, j + 1)) as string) : text.slice(i + 1, j);
+        if (top.keys.has(key)) return refused("limits", pathOf(key), "duplicate_key", MSG.duplicate);
+        top.keys.add(key);
+        top.seg = key;
+        top.expectKey = false;
+      }
+      i = j;
+    } else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      if (frames.length >= maxDepth) return refused("limits", pathOf(), "too_deep", MSG.tooDeep);
+      frames.push(c === 0x7b ? { keys: new Set(), seg: "", expectKey: true } : { keys: null, seg: 0, expectKey: false });
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      frames.pop();
+    } else if (c === 0x2c /* , */) {
+      const top = frames[frames.length - 1];
+      if (top !== undefined) {
+        if (top.keys !== null) top.expectKey = true;
+        else top.seg = (top.seg as number) + 1;
+      }
+    }
+  }
+  return undefined;
+}
+
+interface WalkState {
+  size: number;
+  readonly limits: CompiledLimits;
+  readonly path: (string | number)[];
+  readonly ancestors: object[];
+  problem: Hardened | undefined;
+}
+
+/** Harden a value: JSON-representable, plain, within size and depth, no forbidden keys. Never throws. */
+export function hardenValue(value: unknown, limits: CompiledLimits): Hardened {
+  const st: WalkState = { size: 0, limits, path: [], ancestors: [], problem: undefined };
+  try {
+    if (value === undefined) return refused("limits", "", "non_json", MSG.nonJson);
+    walk(value, st);
+  } catch {
+    // A throwing getter or proxy: not plain data.
+    return refused("limits", st.path.join("."), "non_json", MSG.nonJson);
+  }
+  return st.problem ?? { ok: true, value };
+}
+
+function stop(st: WalkState, code: string, message: string, extra?: string): false {
+  const path = extra === undefined ? st.path.join(".") : [...st.path, extra].join(".");
+  st.problem = refused("limits", path, code, message);
+  return false;
+}
+
+function walk(v: unknown, st: WalkState): boolean {
+  switch (typeof v) {
+    case "string":
+      st.size += v.length + 2;
+      if (st.size > st.limits.maxBytes) return stop(st, "too_large", MSG.tooLarge);
+      if (!v.isWellFormed()) return stop(st, "lone_surrogate", MSG.surrogate);
+      return true;
+    case "number":
+      st.size += 8;
+      if (!Number.isFinite(v)) return stop(st, "non_finite", MSG.nonFinite);
+      if (!st.limits.allowUnsafeIntegers && Number.isInteger(v) && !Number.isSafeInteger(v)) {
+        return stop(st, "unsafe_integer", MSG.unsafeInt);
+      }
+      return true;
+    case "boolean":
+      st.size += 5;
+      return true;
+    case "object": {
+      if (v === null) {
+        st.size += 4;
+        return true;
+      }
+      if (st.ancestors.length >= st.limits.maxDepth) {
+        return st.ancestors.includes(v) ? stop(st, "cycle", MSG.cycle) : stop(st, "too_deep", MSG.tooDeep);
+      }
+      if (st.ancestors.includes(v)) return stop(st, "cycle", MSG.cycle);
+      st.ancestors.push(v);
+      const ok = Array.isArray(v) ? walkArray(v, st) : walkObject(v, st);
+      st.ancestors.pop();
+      return ok;
+    }
+    default:
+      // undefined (in an array), bigint, symbol, function
+      return stop(st, "non_json", MSG.nonJson);
+  }
+}
+
+function walkArray(v: unknown[], st: WalkState): boolean {
+  if (Object.getPrototypeOf(v) !== Array.prototype) return stop(st, "non_plain_object", MSG.nonPlain);
+  const n = v.length;
+  st.size += 2 + n;
+  if (st.size > st.limits.maxBytes) return stop(st, "too_large", MSG.tooLarge);
+  for (let i = 0; i < n; i++) {
+    if (!(i in v)) return stop(st, "non_json", MSG.nonJson, String(i));
+    st.path.push(i);
+    if (!walk(v[i], st)) return false;
+    st.path.pop();
+  }
+  return true;
+}
+
+function walkObject(v: object, st: WalkState): boolean {
+  const proto: unknown = Object.getPrototypeOf(v);
+  if (proto !== Object.prototype && proto !== null) return stop(st, "non_plain_object", MSG.nonPlain);
+  st.size += 2;
+  const rec = v as Record<string, unknown>;
+  for (const key of Object.keys(rec)) {
+    if (st.limits.forbidden.has(key)) return stop(st, "forbidden_key", MSG.forbidden, key);
+    if (!key.isWellFormed()) return stop(st, "lone_surrogate", MSG.surrogate, "<key>");
+    const child = rec[key];
+    if (child === undefined) continue; // absent, as JSON.stringify would drop it
+    st.size += key.length + 4;
+    st.path.push(key);
+    if (!walk(child, st)) return false;
+    st.path.pop();
+  }
+  if (st.size > st.limits.maxBytes) return stop(st, "too_large", MSG.tooLarge);
+  return true;
+}

@@ -1,0 +1,54 @@
+/**
+ * Observability and decision hooks: the record a reviewer needs, and safe invocation so a hook
+ * that throws (or rejects) never changes a call's result.
+ * @module
+ */
+import type { Effect, ToolErrorCode } from "./result.js";
+
+/** One record per call, for `onCall`. Never contains the payload. */
+export interface CallRecord {
+  readonly tool: string;
+  readonly version: string;
+  readonly callId: string;
+  readonly ok: boolean;
+  /** The envelope code, or `"OK"` on success. */
+  readonly code: ToolErrorCode | "OK";
+  readonly attempts: number;
+  readonly durationMs: number;
+  /** For a success: `applied` for writes, `none` for reads. */
+  readonly effect: Effect;
+  readonly retryable: boolean;
+  /** True when the result came from the ledger, not an execution. */
+  readonly replayed: boolean;
+  /** Epoch ms when the call started. */
+  readonly startedAt: number;
+  /** Paths of the issues, when the failure had any (never values). */
+  readonly issuePaths?: readonly string[];
+}
+
+/** Where a hook failure is reported. */
+export type HookErrorHandler = (hook: string, error: unknown) => void;
+
+const warned = new Set<string>();
+
+/** Default: one process warning per hook name, so a broken hook is visible but not noisy. */
+export const warnOnceOnHookError: HookErrorHandler = (hook) => {
+  if (warned.has(hook)) return;
+  warned.add(hook);
+  process.emitWarning(`toolgate: the ${hook} hook threw; its result was ignored`, { code: "TOOLGATE_HOOK" });
+};
+
+/** Wrap a fire-and-forget hook so it never throws and rejections are reported. */
+export function safeHook<A>(name: string, fn: ((a: A) => unknown) | undefined, onError: HookErrorHandler): ((a: A) => void) | undefined {
+  if (fn === undefined) return undefined;
+  return (a: A) => {
+    try {
+      const r = fn(a);
+      if (typeof r === "object" && r !== null && typeof (r as { then?: unknown }).then === "function") {
+        (r as Promise<unknown>).then(undefined, (e: unknown) => onError(name, e));
+      }
+    } catch (e) {
+      onError(name, e);
+    }
+  };
+}

@@ -1,0 +1,85 @@
+/**
+ * The JSON Schema a gate advertises for a tool. Input side (a field with a default is optional);
+ * when the tool refuses unknown keys, every object says so with `additionalProperties: false`,
+ * so the advertised and the enforced contracts agree.
+ * @module
+ */
+import { toJsonSchema, type JsonSchema, type JsonSchemaTarget } from "./standard.js";
+import type { AnyTool } from "./tool.js";
+
+const CHILD_MAPS = ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"] as const;
+const CHILD_ONE = ["items", "additionalItems", "contains", "not", "if", "then", "else", "propertyNames", "unevaluatedItems"] as const;
+const CHILD_LISTS = ["anyOf", "oneOf", "prefixItems"] as const;
+
+function isObj(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Return a copy of `schema` in which every object schema without an `additionalProperties` rule
+ * gets `additionalProperties: false`. Branches of `allOf` are left open: closing each branch of
+ * an intersection would refuse the other branch's keys.
+ */
+export function closeObjects(schema: JsonSchema): JsonSchema {
+  return close(schema, false) as JsonSchema;
+}
+
+function close(node: unknown, inAllOf: boolean): unknown {
+  if (Array.isArray(node)) return node.map((n) => close(n, inAllOf));
+  if (!isObj(node)) return node;
+  const out: Record<string, unknown> = { ...node };
+  for (const k of CHILD_MAPS) {
+    const m = out[k];
+    if (isObj(m)) out[k] = Object.fromEntries(Object.entries(m).map(([key, v]) => [key, close(v, false)]));
+  }
+  for (const k of CHILD_ONE) if (k in out) out[k] = close(out[k], false);
+  for (const k of CHILD_LISTS) if (Array.isArray(out[k])) out[k] = (out[k] as unknown[]).map((n) => close(n, false));
+  if (Array.isArray(out.allOf)) out.allOf = out.allOf.map((n) => close(n, true));
+  if (isObj(out.additionalProperties)) out.additionalProperties = close(out.additionalProperties, false);
+  const isObjectType = out.type === "object" || (Array.isArray(out.type) && out.type.includes("object")) || isObj(out.properties);
+  if (isObjectType && !inAllOf && !("additionalProperties" in out) && !("unevaluatedProperties" in out) && !("patternProperties" in out)) {
+    out.additionalProperties = false;
+  }
+  return out;
+}
+
+/** What a gate lists for one tool. */
+export interface ToolListing {
+  readonly name: string;
+  readonly version: string;
+  readonly description: string;
+  readonly effect: "read" | "write";
+  /** `true`, `false`, or `"conditional"` when a predicate on the input decides. */
+  readonly approval: boolean | "conditional";
+  /** Input side JSON Schema (draft 2020-12 unless asked otherwise). */
+  readonly inputSchema: JsonSchema;
+  /** Output side JSON Schema; absent when it cannot be represented (see `outputSchemaError`). */
+  readonly outputSchema?: JsonSchema;
+  /** Why the output schema cannot be represented in JSON Schema. */
+  readonly outputSchemaError?: string;
+}
+
+/** The advertised input schema for a tool, or the reason it cannot be represented. */
+export function advertisedInput(tool: AnyTool, target: JsonSchemaTarget = "draft-2020-12"): { ok: true; schema: JsonSchema } | { ok: false; reason: string } {
+  const r = toJsonSchema(tool.input, "input", target);
+  if (!r.ok) return r;
+  return { ok: true, schema: tool.unknownKeys === "strip" ? r.schema : closeObjects(r.schema) };
+}
+
+/** Build the listing of one tool, or the reason its input cannot be advertised. */
+export function listingFor(tool: AnyTool, target: JsonSchemaTarget = "draft-2020-12"): { ok: true; listing: ToolListing } | { ok: false; reason: string } {
+  const input = advertisedInput(tool, target);
+  if (!input.ok) return input;
+  const out = toJsonSchema(tool.output, "output", target);
+  const approval = tool.approval === undefined ? false : typeof tool.approval === "function" ? "conditional" : tool.approval;
+  const listing: ToolListing = {
+    name: tool.name,
+    version: tool.version,
+    description: tool.description,
+    effect: tool.effect,
+    approval,
+    inputSchema: input.schema,
+    ...(out.ok ? { outputSchema: out.schema } : { outputSchemaError: out.reason }),
+  };
+  return { ok: true, listing: Object.freeze(listing) };
+}

@@ -1,0 +1,77 @@
+/**
+ * Classification: what kind of failure a thrown error is. The tool's own `classify` runs first;
+ * then the default, which knows toolgate's own errors, common network error codes and HTTP
+ * statuses. Anything unrecognised is permanent: retries need a reason.
+ * @module
+ */
+import { isToolError, type FailureKind } from "../errors.js";
+import type { Classification } from "../tool.js";
+
+/** A classified failure, with the tool's own words when it threw a ToolError. */
+export interface Classified {
+  readonly kind: FailureKind;
+  readonly retryAfterMs?: number;
+  /** Only for ToolErrors: the message the tool chose to show. */
+  readonly message?: string;
+  /** Only for rejections: whether the effect applied. */
+  readonly effect?: "none" | "applied";
+}
+
+const TRANSIENT_CODES = new Set([
+  "ECONNRESET",
+  "ECONNREFUSED",
+  "ECONNABORTED",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EAI_AGAIN",
+  "ENETUNREACH",
+  "EHOSTUNREACH",
+  "UND_ERR_SOCKET",
+  "UND_ERR_CONNECT_TIMEOUT",
+  "UND_ERR_HEADERS_TIMEOUT",
+]);
+const TRANSIENT_STATUS = new Set([408, 425, 429, 502, 503, 504]);
+
+function field(e: unknown, key: string): unknown {
+  return typeof e === "object" && e !== null ? (e as Record<string, unknown>)[key] : undefined;
+}
+
+/** The built-in classifier. */
+export function defaultClassify(error: unknown): Classified {
+  if (isToolError(error)) {
+    const c: { -readonly [K in keyof Classified]: Classified[K] } = { kind: error.kind, message: error.message };
+    if (error.retryAfterMs !== undefined) c.retryAfterMs = error.retryAfterMs;
+    if (error.kind === "rejected") c.effect = error.effect;
+    return c;
+  }
+  const code = field(error, "code");
+  if (typeof code === "string" && TRANSIENT_CODES.has(code)) return { kind: "transient" };
+  const status = field(error, "status") ?? field(error, "statusCode");
+  if (typeof status === "number") {
+    if (TRANSIENT_STATUS.has(status)) return { kind: "transient" };
+    if (status === 401 || status === 403) return { kind: "denied" };
+  }
+  const name = field(error, "name");
+  if (name === "TimeoutError") return { kind: "transient" };
+  return { kind: "permanent" };
+}
+
+const KINDS = new Set<string>(["transient", "denied", "rejected", "permanent"]);
+
+/** Run the tool's classifier, then the default. Never throws: a throwing classifier means permanent. */
+export function classifyError(error: unknown, custom: ((e: unknown) => Classification) | undefined): Classified {
+  if (isToolError(error) || custom === undefined) return defaultClassify(error);
+  let c: Classification;
+  try {
+    c = custom(error);
+  } catch {
+    return { kind: "permanent" };
+  }
+  if (c === undefined) return defaultClassify(error);
+  if (typeof c === "string") return KINDS.has(c) ? { kind: c } : { kind: "permanent" };
+  if (typeof c === "object" && c !== null && KINDS.has(c.kind)) {
+    const ra = c.retryAfterMs;
+    return typeof ra === "number" && Number.isFinite(ra) && ra >= 0 ? { kind: c.kind, retryAfterMs: ra } : { kind: c.kind };
+  }
+  return { kind: "permanent" };
+}

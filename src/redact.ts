@@ -1,0 +1,62 @@
+/**
+ * Secret scrubbing for anything that leaves the gate as text: issue messages, rejection
+ * messages, records. Patterns match common API-key and bearer-token shapes by default.
+ * @module
+ */
+
+/** Options for {@link createRedactor}. */
+export interface RedactOptions {
+  /** Extra patterns to scrub (each should use the `g` flag; one is added if missing). */
+  readonly patterns?: readonly RegExp[];
+  /** Replace the default patterns instead of adding to them. Default `false`. */
+  readonly replaceDefaults?: boolean;
+  /** Replacement text. Default `"[REDACTED]"`. */
+  readonly replacement?: string;
+}
+
+/** The shapes scrubbed by default: provider API keys, cloud keys, bearer tokens, JWTs, private keys. */
+export const DEFAULT_SECRET_PATTERNS: readonly RegExp[] = Object.freeze([
+  /\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}/g, // OpenAI / Anthropic style
+  /\b(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{10,}/g, // Stripe style
+  /\bgh[pousr]_[A-Za-z0-9]{20,}/g, // GitHub tokens
+  /\bgithub_pat_[A-Za-z0-9_]{20,}/g,
+  /\bxox[abposr]-[A-Za-z0-9-]{10,}/g, // Slack
+  /\bAKIA[0-9A-Z]{16}\b/g, // AWS access key id
+  /\bAIza[0-9A-Za-z_-]{35}\b/g, // Google API key
+  /\bBearer\s+[A-Za-z0-9._~+/-]{8,}=*/gi, // bearer tokens
+  /\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g, // JWT
+  /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)/g,
+  /\b(?:api[_-]?key|secret|password|passwd|token)\s*[:=]\s*["']?[^\s"',;]{6,}/gi, // key=value
+]);
+
+/** A function that scrubs secrets out of a string. */
+export type Redactor = (text: string) => string;
+
+/**
+ * Build a redactor from the default patterns plus yours.
+ * @example
+ * const redact = createRedactor({ patterns: [/\bACME-[0-9]{8}\b/g] });
+ * redact("key ACME-12345678") // "key [REDACTED]"
+ */
+export function createRedactor(options: RedactOptions = {}): Redactor {
+  const replacement = options.replacement ?? "[REDACTED]";
+  const extra = (options.patterns ?? []).map((p) => (p.flags.includes("g") ? p : new RegExp(p.source, p.flags + "g")));
+  const patterns = options.replaceDefaults === true ? extra : [...DEFAULT_SECRET_PATTERNS, ...extra];
+  return (text: string): string => {
+    if (text.length < 8) return text;
+    let out = text;
+    for (const p of patterns) {
+      p.lastIndex = 0;
+      if (p.test(out)) {
+        p.lastIndex = 0;
+        out = out.replace(p, replacement);
+      }
+    }
+    return out;
+  };
+}
+
+/** Cut a string to at most `max` characters, marking the cut. */
+export function truncate(text: string, max: number): string {
+  return text.length <= max ? text : text.slice(0, Math.max(0, max - 1)) + "…";
+}
