@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: runs every `bench/*.bench.ts` in name order (or those named on the command
+ * `npm run bench`: runs every `bench/*.bench.ts` (compiled to .bench/ first) in name order (or those named on the command
  * line), each printing its own side-by-side table and target verdicts. Exit code 0 always: a
  * benchmark reports, it does not gate.
  */
@@ -10,7 +10,7 @@ import { dirname, join } from "node:path";
 const here = dirname(fileURLToPath(import.meta.url));
 const only = process.argv.slice(2);
 const files = readdirSync(here)
-  .filter((f) => f.endsWith(".bench.ts"))
+  .filter((f) => f.endsWith(".bench.js") || f.endsWith(".bench.ts"))
   .filter((f) => only.length === 0 || only.some((o) => f.includes(o)))
   .sort();
 process.stdout.write(`toolgate bench — node ${process.version}, ${new Date().toISOString()}\n`);

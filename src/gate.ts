@@ -3,8 +3,8 @@
  * composes them, in the order the README's pipeline describes.
  * @module
  */
-import { randomUUID } from "node:crypto";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
+import { newCallId } from "./call-id.js";
 import { _fail, type CallMeta, type Failure, type ToolResult } from "./result.js";
 import type { AnyTool, OutputOf, Principal } from "./tool.js";
 import { resolveGate, type CallRequest, type GateOptions, type ResolvedGate } from "./gate-options.js";
@@ -13,6 +13,8 @@ import { splitMeta } from "./meta.js";
 import { toSafeIssues, issue } from "./issues.js";
 import { droppedKeys } from "./unknown-keys.js";
 import { executeWithPolicy, failureFor, type ToolRuntime } from "./execute.js";
+import type { CallScope } from "./attempt.js";
+import { claimCall, settleCall, type StepDone } from "./idempotency.js";
 import { classifyError } from "./policy/classify.js";
 import { isPromiseLike } from "./standard.js";
 import { isToolError } from "./errors.js";
@@ -21,7 +23,7 @@ import type { ToolListing } from "./json-schema.js";
 
 /** Per-call options. */
 export interface CallOptions {
-  /** Correlates the call (e.g. the provider's tool-call id or the JSON-RPC id). Default: a UUID. */
+  /** Correlates the call (e.g. the provider's tool-call id or the JSON-RPC id). Default: a generated unique id. */
   readonly callId?: string;
   /** Makes a write safe to repeat (with a ledger). */
   readonly idempotencyKey?: string;
@@ -64,7 +66,7 @@ const MSG = {
   internal: "The call failed inside the gate",
 } as const;
 
-type Done = { readonly ok: true; readonly data: unknown } | { readonly ok: false; readonly failure: Failure };
+type Done = StepDone;
 
 /**
  * Create a gate. Checks the configuration and throws {@link ToolgateConfigError} on misuse;
@@ -90,10 +92,10 @@ async function callTool(g: ResolvedGate, name: string, args: unknown, opts: Call
   let attempts = 0;
   let done: Done;
   if (opts !== undefined && !validOptions(opts)) {
-    callId = randomUUID();
+    callId = newCallId();
     done = { ok: false, failure: _fail("FAILED", MSG.callOptions, false, "none") };
   } else {
-    callId = opts?.callId ?? randomUUID();
+    callId = opts?.callId ?? newCallId();
     if (rt === undefined) {
       done = { ok: false, failure: _fail("UNKNOWN_TOOL", MSG.unknownTool, false, "none") };
     } else {
@@ -132,7 +134,8 @@ async function pipeline(
   if (!split.ok) return fail(_fail("INVALID_INPUT", MSG.invalidInput, false, "none", { issues: [split.issue] }));
 
   // 3. Validate input; refuse keys the schema dropped.
-  const validated = await validate(tool.input, split.input);
+  let validated = validate(tool.input, split.input);
+  if (isPromiseLike(validated)) validated = await validated;
   if (validated === "threw") {
     return fail(_fail("INVALID_INPUT", MSG.validatorThrew, false, "none", { issues: [issue("", "validator_error", MSG.validatorThrew)] }));
   }
@@ -155,28 +158,43 @@ async function pipeline(
     input,
     meta: split.meta,
   };
-  const refused = await authorizeAndApprove(g, tool, request);
-  if (refused !== undefined) return fail(refused);
+  if (g.authorize !== undefined || (tool.approval !== undefined && tool.approval !== false)) {
+    const refused = await authorizeAndApprove(g, tool, request);
+    if (refused !== undefined) return fail(refused);
+  }
 
-  // 5. Execute under policy: timeout, classification, retry, breaker, concurrency.
-  const exec = await executeWithPolicy(
-    rt,
-    input,
-    { callId, meta: split.meta, idempotencyKey: opts?.idempotencyKey, principal: opts?.principal, signal: opts?.signal },
-    g,
-  );
+  // 5. Claim the idempotency key (writes, with a ledger): replay, CONFLICT, or go ahead.
+  let claim = claimCall(g, rt, input, { callId, meta: split.meta, idempotencyKey: opts?.idempotencyKey, principal: opts?.principal, signal: opts?.signal });
+  if (isPromiseLike(claim)) claim = await claim;
+  if (claim.kind === "answer") return { done: claim.done, attempts: 0 };
+
+  // 6–8. Execute, validate output, business check; then settle the ledger with the outcome.
+  const r = await executeAndVerify(g, rt, input, claim.scope);
+  let settled = settleCall(g, claim, r.done, r.attempts);
+  if (isPromiseLike(settled)) settled = await settled;
+  return { done: settled, attempts: r.attempts };
+}
+
+/** Execute under policy, then check what came back. */
+async function executeAndVerify(g: ResolvedGate, rt: ToolRuntime, input: unknown, scope: CallScope): Promise<{ done: Done; attempts: number }> {
+  const tool = rt.tool;
+  const fail = (failure: Failure, attempts = 0) => ({ done: { ok: false, failure } as Done, attempts });
+
+  // 6. Execute under policy: timeout, classification, retry, breaker, concurrency.
+  const exec = await executeWithPolicy(rt, input, scope, g);
   if (!exec.ok) return fail(exec.failure, exec.attempts);
 
-  // 6. Validate output: a transport success proves no business rule.
-  const out = await validate(tool.output, exec.value);
+  // 7. Validate output: a transport success proves no business rule.
+  let out = validate(tool.output, exec.value);
+  if (isPromiseLike(out)) out = await out;
   const writeEffect = tool.effect === "write" ? "applied" : "none";
   if (out === "threw" || out.issues !== undefined) {
     const issues = out === "threw" ? [issue("", "validator_error", MSG.invalidOutput)] : toSafeIssues(out.issues, exec.value, g.redact);
     return fail(_fail("INVALID_OUTPUT", MSG.invalidOutput, false, writeEffect, { issues }), exec.attempts);
   }
 
-  // 7. Business check on the valid output.
-  const verdict = await businessCheck(tool, out.value, input);
+  // 8. Business check on the valid output.
+  const verdict = tool.check === undefined ? undefined : await businessCheck(tool, out.value, input);
   if (verdict !== undefined) {
     if (verdict === "threw") return fail(_fail("FAILED", MSG.checkFailed, false, writeEffect), exec.attempts);
     return fail(failureFor(classifyError(verdict, undefined), tool.effect, g.redact), exec.attempts);
@@ -273,7 +291,7 @@ function envelope(
   done: Done,
 ): ToolResult {
   const durationMs = Math.round((performance.now() - t0) * 1000) / 1000;
-  const meta: CallMeta = { tool: name, version: tool?.version ?? "", callId, attempts, durationMs };
+  const meta: CallMeta = { tool: name, version: tool?.version ?? "", callId, attempts, durationMs, ...(done.replayed === true ? { replayed: true } : {}) };
   const result: ToolResult = done.ok ? { ok: true, data: done.data, meta } : { ok: false, ...done.failure, meta };
   if (g.onCall !== undefined) {
     g.onCall({
@@ -286,7 +304,7 @@ function envelope(
       durationMs,
       effect: done.ok ? (tool?.effect === "write" ? "applied" : "none") : done.failure.effect,
       retryable: done.ok ? false : done.failure.retryable,
-      replayed: false,
+      replayed: done.replayed === true,
       startedAt,
       ...(!done.ok && done.failure.issues !== undefined ? { issuePaths: done.failure.issues.map((i) => i.path) } : {}),
     });

@@ -45,7 +45,7 @@ export interface CallMeta {
   readonly tool: string;
   /** The tool's schema version; `""` when no tool was resolved. */
   readonly version: string;
-  /** The call's id: `opts.callId` or a generated UUID. */
+  /** The call's id: `opts.callId` or a generated unique id. */
   readonly callId: string;
   /** How many times the tool's `execute` ran (0 when it never ran). */
   readonly attempts: number;

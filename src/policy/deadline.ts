@@ -2,7 +2,8 @@
  * Cheap timeouts for the hot path. A `setTimeout` per call costs about as much as validating a
  * small payload; calls that share a timeout length finish roughly in order, so one queue per
  * length with one armed timer gives O(1) add and cancel. Uses the global timer functions at call
- * time, so fake timers in tests apply.
+ * time, so fake timers in tests apply. Timers are unref'd: a pending deadline never holds the
+ * process open by itself (the work it guards does, through its own sockets and handles).
  * @module
  */
 
@@ -17,7 +18,7 @@ export interface DeadlineHandle {
   cancel(): void;
 }
 
-type Timer = { ref?: () => unknown; unref?: () => unknown };
+type Timer = { unref?: () => unknown };
 
 class DeadlineQueue {
   private entries: Entry[] = [];
@@ -28,10 +29,8 @@ class DeadlineQueue {
 
   add(fire: () => void): DeadlineHandle {
     const entry: Entry = { deadline: Date.now() + this.ms, fire, done: false };
-    const wasEmpty = this.head === this.entries.length;
     this.entries.push(entry);
     if (this.timer === undefined) this.arm(this.ms);
-    else if (wasEmpty) this.timer.ref?.();
     return {
       cancel: () => {
         if (entry.done) return;
@@ -47,7 +46,6 @@ class DeadlineQueue {
     if (this.head === e.length) {
       e.length = 0;
       this.head = 0;
-      this.timer?.unref?.(); // idle: do not hold the process open
     } else if (this.head > 1024 && this.head * 2 > e.length) {
       this.entries = e.slice(this.head);
       this.head = 0;
@@ -56,6 +54,7 @@ class DeadlineQueue {
 
   private arm(delay: number): void {
     this.timer = setTimeout(() => this.onTimer(), Math.max(1, delay)) as unknown as Timer;
+    this.timer.unref?.();
   }
 
   private onTimer(): void {

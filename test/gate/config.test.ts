@@ -1,0 +1,64 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { createGate, defineTool, isToolgateConfigError, type ToolDefinition } from "../../src/index.js";
+
+const ok = {
+  name: "t",
+  version: "1",
+  description: "d",
+  input: z.object({}),
+  output: z.object({}),
+  effect: "read",
+  execute: () => ({}),
+} as const;
+
+function codeOf(f: () => unknown): string | undefined {
+  try {
+    f();
+  } catch (e) {
+    return isToolgateConfigError(e) ? e.code : "not a config error";
+  }
+  return undefined;
+}
+
+describe("misuse is a clear configuration error, thrown at definition time", () => {
+  it.each<[string, Partial<Record<keyof ToolDefinition, unknown>>, string]>([
+    ["bad name", { name: "has space" }, "E_TOOL_NAME"],
+    ["long name", { name: "x".repeat(65) }, "E_TOOL_NAME"],
+    ["no version", { version: "" }, "E_TOOL_VERSION"],
+    ["no description", { description: "" }, "E_TOOL_DESCRIPTION"],
+    ["input not a schema", { input: { type: "object" } }, "E_TOOL_SCHEMA"],
+    ["bad effect", { effect: "delete" }, "E_TOOL_EFFECT"],
+    ["no execute", { execute: undefined }, "E_TOOL_EXECUTE"],
+    ["timeout 0", { timeoutMs: 0 }, "E_TOOL_TIMEOUT"],
+    ["retry 9", { retry: { attempts: 9 } }, "E_TOOL_RETRY"],
+    ["unknownKeys", { unknownKeys: "allow" }, "E_TOOL_UNKNOWN_KEYS"],
+    ["concurrency", { concurrency: 0 }, "E_TOOL_CONCURRENCY"],
+    ["approval", { approval: "yes" }, "E_TOOL_APPROVAL"],
+    ["classify", { classify: 1 }, "E_TOOL_HOOK"],
+  ])("%s", (_label, patch, code) => {
+    expect(codeOf(() => defineTool({ ...ok, ...patch } as never))).toBe(code);
+  });
+
+  it("createGate: empty, duplicates, raw objects, bad options", () => {
+    expect(codeOf(() => createGate({ tools: [] }))).toBe("E_GATE_TOOLS");
+    expect(codeOf(() => createGate({ tools: [ok as never] }))).toBe("E_GATE_TOOLS");
+    const t = defineTool(ok);
+    expect(codeOf(() => createGate({ tools: [t, t] }))).toBe("E_GATE_DUPLICATE");
+    expect(codeOf(() => createGate({ tools: [t], timeoutMs: -1 }))).toBe("E_GATE_TIMEOUT");
+    expect(codeOf(() => createGate({ tools: [t], onCall: "x" as never }))).toBe("E_GATE_HOOK");
+    expect(codeOf(() => createGate({ tools: [t], retry: { budget: { ratio: 2 } } }))).toBe("E_GATE_RETRY");
+  });
+
+  it("an input schema that JSON Schema cannot represent is refused with the reason", () => {
+    const t = defineTool({ ...ok, input: z.object({ when: z.date() }) });
+    expect(() => createGate({ tools: [t] })).toThrow(/input schema cannot be represented/);
+  });
+
+  it("an unrepresentable output schema is listed with its reason, not as {}", () => {
+    const t = defineTool({ ...ok, output: z.object({ at: z.string().transform((s) => new Date(s)) }), execute: () => ({ at: "2026-01-01" }) });
+    const [listing] = createGate({ tools: [t] }).list();
+    expect(listing?.outputSchema).toBeUndefined();
+    expect(listing?.outputSchemaError).toMatch(/./);
+  });
+});

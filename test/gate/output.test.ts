@@ -1,0 +1,148 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { createGate, defineTool } from "../../src/index.js";
+import { ordersGate, stable } from "./helpers.js";
+
+function withOutput(value: unknown, output: z.ZodType = z.object({ found: z.boolean(), orders: z.array(z.object({ id: z.string(), status: z.enum(["pending", "paid", "cancelled"]) })) })) {
+  const t = defineTool({ name: "t", version: "2", description: "d", input: z.object({}), output, effect: "read", execute: () => value as never });
+  return createGate({ tools: [t] });
+}
+
+describe("output that breaks the contract is INVALID_OUTPUT, never success", () => {
+  it("unknown status", async () => {
+    const { gate, service } = ordersGate();
+    service.faults.badStatus = "shipped";
+    expect(stable(await gate.call("get_order", { customerId: "c_1" }))).toMatchInlineSnapshot(`
+      {
+        "code": "INVALID_OUTPUT",
+        "effect": "none",
+        "issues": [
+          {
+            "code": "invalid_value",
+            "message": "Invalid option: expected one of "pending"|"paid"|"cancelled"",
+            "path": "orders.0.status",
+          },
+        ],
+        "message": "The tool returned a result that breaks its output contract",
+        "meta": {
+          "attempts": 1,
+          "callId": "<id>",
+          "durationMs": 0,
+          "tool": "get_order",
+          "version": "1.0.0",
+        },
+        "ok": false,
+        "retryable": false,
+      }
+    `);
+  });
+
+  it.each([
+    ["missing field", { orders: [] }, "found"],
+    ["wrong type", { found: "yes", orders: [] }, "found"],
+    ["wrong nested type", { found: true, orders: [{ id: 1, status: "paid" }] }, "orders.0.id"],
+    ["null", null, ""],
+    ["a string", "ok", ""],
+  ])("%s", async (_label, value, path) => {
+    const r = await withOutput(value).call("t", {});
+    expect(r.ok).toBe(false);
+    if (!r.ok) {
+      expect(r.code).toBe("INVALID_OUTPUT");
+      expect(r.retryable).toBe(false);
+      expect(r.issues?.map((i) => i.path)).toContain(path);
+    }
+  });
+
+  it("extra field when the output schema is strict", async () => {
+    const r = await withOutput({ ok: true, secret: "x" }, z.strictObject({ ok: z.boolean() })).call("t", {});
+    expect(r.ok ? null : [r.code, r.issues?.[0]?.code]).toEqual(["INVALID_OUTPUT", "unrecognized_keys"]);
+  });
+
+  it("extra fields are dropped, never leaked, when the output schema strips", async () => {
+    const r = await withOutput({ ok: true, internal: "x" }, z.object({ ok: z.boolean() })).call("t", {});
+    expect(r.ok ? r.data : null).toEqual({ ok: true });
+  });
+
+  it("a write whose output breaks the contract reports the effect as applied", async () => {
+    const t = defineTool({
+      name: "w",
+      version: "1",
+      description: "d",
+      input: z.object({}),
+      output: z.object({ id: z.string() }),
+      effect: "write",
+      execute: () => ({ id: 5 }) as never,
+    });
+    const r = await createGate({ tools: [t] }).call("w", {});
+    expect(r.ok ? null : [r.code, r.effect]).toEqual(["INVALID_OUTPUT", "applied"]);
+  });
+
+  it("a valid empty list is success with found: false, distinct from FAILED", async () => {
+    const { gate } = ordersGate();
+    const r = await gate.call("get_order", { customerId: "nobody" });
+    expect(stable(r)).toMatchInlineSnapshot(`
+      {
+        "data": {
+          "customerId": "nobody",
+          "found": false,
+          "orders": [],
+        },
+        "meta": {
+          "attempts": 1,
+          "callId": "<id>",
+          "durationMs": 0,
+          "tool": "get_order",
+          "version": "1.0.0",
+        },
+        "ok": true,
+      }
+    `);
+  });
+
+  it("defaults fill in and the output is what the schema returned", async () => {
+    const { gate } = ordersGate();
+    const r = await gate.call("get_order", { customerId: "c_1", includeHistory: true });
+    expect(r.ok ? r.data.orders.map((o) => o.status) : null).toEqual(["paid", "pending", "cancelled"]);
+  });
+});
+
+describe("business check", () => {
+  it("turns a transport success into REJECTED", async () => {
+    const { gate, service } = ordersGate();
+    const r = await gate.call("create_refund", { orderId: "o_999", amountCents: 100 });
+    expect(stable(r)).toMatchInlineSnapshot(`
+      {
+        "code": "REJECTED",
+        "effect": "none",
+        "message": "The refund was declined: the order is not refundable",
+        "meta": {
+          "attempts": 1,
+          "callId": "<id>",
+          "durationMs": 0,
+          "tool": "create_refund",
+          "version": "1.0.0",
+        },
+        "ok": false,
+        "retryable": false,
+      }
+    `);
+    expect(service.calls.createRefund).toBe(1);
+  });
+
+  it("a check that throws is FAILED, and the effect of a write is applied", async () => {
+    const t = defineTool({
+      name: "w",
+      version: "1",
+      description: "d",
+      input: z.object({}),
+      output: z.object({ id: z.string() }),
+      effect: "write",
+      execute: () => ({ id: "x" }),
+      check: () => {
+        throw new Error("boom sk-proj-abcdefghijklmnopqrstuvwxyz");
+      },
+    });
+    const r = await createGate({ tools: [t] }).call("w", {});
+    expect(r.ok ? null : [r.code, r.effect, r.message]).toEqual(["FAILED", "applied", "The tool's business check failed"]);
+  });
+});

@@ -1,0 +1,105 @@
+import { describe, expect, it, vi } from "vitest";
+import { z } from "zod";
+import { createGate, defineTool, type ToolResult } from "../../src/index.js";
+
+const base = { version: "1", description: "d", input: z.object({ a: z.string() }), output: z.object({ ok: z.boolean() }) } as const;
+
+describe("the gate never throws", () => {
+  it("when execute throws synchronously, rejects, or throws non-errors", async () => {
+    const throwers: (() => unknown)[] = [
+      () => {
+        throw new Error("sync sk-proj-aaaaaaaaaaaaaaaaaaaaaaaa");
+      },
+      () => Promise.reject(new Error("async")),
+      () => {
+        throw "a string";
+      },
+      () => {
+        throw null;
+      },
+      () => {
+        throw Object.create(null);
+      },
+    ];
+    for (const execute of throwers) {
+      const t = defineTool({ ...base, name: "t", effect: "read", execute: execute as never });
+      const r = await createGate({ tools: [t], retry: { attempts: 1 } }).call("t", { a: "x" });
+      expect(r.ok ? null : [r.code, r.message]).toEqual(["FAILED", "The tool failed"]);
+      expect(JSON.stringify(r)).not.toMatch(/sync|async|a string|sk-proj/);
+    }
+  });
+
+  it("when hooks, the classifier, authorize or approve throw", async () => {
+    const warn = vi.fn();
+    const t = defineTool({
+      ...base,
+      name: "t",
+      effect: "read",
+      classify: () => {
+        throw new Error("classifier broke");
+      },
+      execute: () => {
+        throw new Error("x");
+      },
+    });
+    const gate = createGate({
+      tools: [t],
+      onCall: () => {
+        throw new Error("hook");
+      },
+      onAttempt: () => Promise.reject(new Error("async hook")),
+      onHookError: warn,
+    });
+    const r = await gate.call("t", { a: "x" });
+    expect(r.ok ? null : r.code).toBe("FAILED");
+    await new Promise((res) => setTimeout(res, 0));
+    expect(warn.mock.calls.map((c) => c[0]).sort()).toEqual(["onAttempt", "onCall"]);
+
+    const denyGate = createGate({
+      tools: [defineTool({ ...base, name: "t", effect: "write", approval: true, execute: () => ({ ok: true }) })],
+      authorize: () => {
+        throw new Error("authz down");
+      },
+      onHookError: () => {},
+    });
+    const d = await denyGate.call("t", { a: "x" });
+    expect(d.ok ? null : [d.code, d.effect]).toEqual(["DENIED", "none"]);
+  });
+
+  it("when the validator throws (recursive schema at depth beyond its stack)", async () => {
+    type Node = { child?: Node | undefined };
+    const Node: z.ZodType<Node> = z.lazy(() => z.object({ child: Node.optional() }));
+    const t = defineTool({ ...base, name: "deep", input: Node, effect: "read", execute: () => ({ ok: true }) });
+    let deep: Node = {};
+    for (let i = 0; i < 5000; i++) deep = { child: deep };
+    const gate = createGate({ tools: [t], limits: { maxDepth: 1000 } });
+    const r = await gate.call("deep", deep);
+    expect(r.ok ? null : r.code).toBe("INVALID_INPUT");
+  });
+
+  it("when the arguments are hostile objects", async () => {
+    const t = defineTool({ ...base, name: "t", effect: "read", execute: () => ({ ok: true }) });
+    const gate = createGate({ tools: [t] });
+    const getter = Object.defineProperty({}, "a", {
+      enumerable: true,
+      get() {
+        throw new Error("getter");
+      },
+    });
+    const proxy = new Proxy({}, { ownKeys: () => { throw new Error("trap"); } });
+    const results: ToolResult[] = [];
+    for (const v of [getter, proxy, { a: 1n }, { a: Symbol("s") }, { a: () => 1 }, new Date(), new Map()]) {
+      results.push(await gate.call("t", v));
+    }
+    expect(results.map((r) => (r.ok ? "OK" : r.code))).toEqual(Array(7).fill("INVALID_INPUT"));
+  });
+
+  it("when call options are wrong", async () => {
+    const t = defineTool({ ...base, name: "t", effect: "read", execute: () => ({ ok: true }) });
+    const gate = createGate({ tools: [t] });
+    const r = await gate.call("t", { a: "x" }, { callId: 5 as never });
+    expect(r.ok ? null : [r.code, r.message]).toEqual(["FAILED", "Invalid call options"]);
+    const n = await gate.call(undefined as never, {});
+    expect(n.ok ? null : n.code).toBe("UNKNOWN_TOOL");
+  });
+});

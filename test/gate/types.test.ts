@@ -1,0 +1,49 @@
+import { describe, expectTypeOf, it } from "vitest";
+import { z } from "zod";
+import { createGate, defineTool, type InputOf, type OutputOf, type ToolContext, type ToolResult } from "../../src/index.js";
+import { makeOrderTools } from "../../examples/orders/tools.js";
+import { createFakeOrders } from "../../examples/orders/service.js";
+
+describe("types are inferred from the schemas", () => {
+  it("execute sees the validated input (defaults applied) and must return the output's input", () => {
+    defineTool({
+      name: "t",
+      version: "1",
+      description: "d",
+      input: z.object({ id: z.string(), n: z.number().default(1) }),
+      output: z.object({ ok: z.boolean() }),
+      effect: "read",
+      execute: (input, ctx) => {
+        expectTypeOf(input).toEqualTypeOf<{ id: string; n: number }>();
+        expectTypeOf(ctx).toEqualTypeOf<ToolContext>();
+        expectTypeOf(ctx.signal).toEqualTypeOf<AbortSignal>();
+        return { ok: true };
+      },
+    });
+  });
+
+  it("InputOf / OutputOf and the gate's typed results", async () => {
+    const [getOrder] = makeOrderTools(createFakeOrders());
+    expectTypeOf<InputOf<typeof getOrder>>().toEqualTypeOf<{ customerId: string; includeHistory: boolean }>();
+    expectTypeOf<OutputOf<typeof getOrder>["orders"][number]["status"]>().toEqualTypeOf<"pending" | "paid" | "cancelled">();
+    const gate = createGate({ tools: makeOrderTools(createFakeOrders()) });
+    const r = await gate.call("get_order", { customerId: "c_1" });
+    if (r.ok) expectTypeOf(r.data.found).toEqualTypeOf<boolean>();
+    else expectTypeOf(r.code).toEqualTypeOf<"UNKNOWN_TOOL" | "INVALID_INPUT" | "DENIED" | "CONFLICT" | "REJECTED" | "RETRYABLE" | "INVALID_OUTPUT" | "FAILED">();
+    const u = await gate.call("other", {});
+    expectTypeOf(u).toEqualTypeOf<ToolResult<unknown>>();
+  });
+
+  it("a wrong return type does not compile", () => {
+    defineTool({
+      name: "t",
+      version: "1",
+      description: "d",
+      input: z.object({}),
+      output: z.object({ ok: z.boolean() }),
+      effect: "read",
+      // @ts-expect-error ok must be a boolean
+      execute: () => ({ ok: "yes" }),
+    });
+  });
+});
