@@ -4,6 +4,7 @@
  * @module
  */
 import type { AnyTool, Principal, ToolContext } from "./tool.js";
+import type { EffectRef } from "./result.js";
 import { scheduleDeadline } from "./policy/deadline.js";
 import { isPromiseLike } from "./standard.js";
 
@@ -21,6 +22,10 @@ export interface CallScope {
   readonly idempotencyKey: string | undefined;
   readonly principal: Principal | undefined;
   readonly signal: AbortSignal | undefined;
+  /** Records a partial effect (durably, with a ledger); see `ToolContext.recordEffect`. */
+  readonly recordEffect: (effect: EffectRef) => Promise<void>;
+  /** An earlier claim of this call's key ended with an unknown outcome (a crash, or FAILED unknown). */
+  readonly resumed: boolean;
 }
 
 /** The error an attempt's signal is aborted with on timeout. */
@@ -59,6 +64,9 @@ class AttemptContext implements ToolContext {
   get principal(): Principal | undefined {
     return this.scope.principal;
   }
+  recordEffect(effect: EffectRef): Promise<void> {
+    return this.scope.recordEffect(effect);
+  }
   abort(reason: unknown): void {
     this.aborted = true;
     this.abortReason = reason;
@@ -69,6 +77,17 @@ class AttemptContext implements ToolContext {
 /** Run `tool.execute` once with a timeout. */
 export function runAttempt(
   tool: AnyTool,
+  input: unknown,
+  scope: CallScope,
+  attempt: number,
+  timeoutMs: number,
+): Promise<AttemptResult> {
+  return runInContext((i, ctx) => tool.execute(i, ctx), input, scope, attempt, timeoutMs);
+}
+
+/** Run one function of a tool (`execute`, `reconcile`) with a fresh context and a timeout. */
+export function runInContext(
+  fn: (input: unknown, ctx: ToolContext) => unknown,
   input: unknown,
   scope: CallScope,
   attempt: number,
@@ -105,7 +124,7 @@ export function runAttempt(
     }
     let out: unknown;
     try {
-      out = tool.execute(input, ctx);
+      out = fn(input, ctx);
     } catch (error) {
       return finish({ kind: "threw", error });
     }

@@ -13,6 +13,7 @@ import { sleep } from "./policy/deadline.js";
 import type { Breaker } from "./policy/breaker.js";
 import type { RetryBudget } from "./policy/budget.js";
 import { truncate, type Redactor } from "./redact.js";
+import { reconcileWrite, writeRetryIsSafe, type ReconcileOutcome } from "./reconcile.js";
 
 /** Resolved retry settings for one tool. */
 export interface RetryPlan {
@@ -113,8 +114,15 @@ export async function executeWithPolicy(rt: ToolRuntime, input: unknown, scope: 
   rt.inFlight++;
   try {
     env.budget.deposit();
-    // Writes are never retried here: a failed write may have applied its effect.
-    const maxAttempts = tool.effect === "write" ? 1 : rt.retry.attempts;
+    // A failed write may have applied its effect: it is retried only with a guarantee (a downstream
+    // that honours the idempotency key, or a state check), and a resumed claim checks state first.
+    const write = tool.effect === "write";
+    const maxAttempts = write && !writeRetryIsSafe(tool, scope) ? 1 : rt.retry.attempts;
+    if (write && scope.resumed) {
+      const rec = await reconcileWrite(tool, input, scope, 0, rt.timeoutMs);
+      if (rec?.status === "applied") return { ok: true, value: rec.output, attempts: 0 };
+      if (rec?.status === "unknown") return { ok: false, failure: _fail("FAILED", MSG.writeUnknown, false, "unknown"), attempts: 0 };
+    }
     let last: Failure | undefined;
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
       if (rt.breaker !== undefined) {
@@ -137,8 +145,19 @@ export async function executeWithPolicy(rt: ToolRuntime, input: unknown, scope: 
       if (kind === "transient" || kind === "timeout" || kind === "permanent") rt.breaker?.failure(Date.now());
       else if (kind !== "cancelled") rt.breaker?.success(); // the service answered: it is up
       last = failureFor(c ?? { kind: r.kind as "timeout" | "cancelled" }, tool.effect, env.redact);
+      let safe = !write || (tool.idempotentDownstream === true && scope.idempotencyKey !== undefined);
+      let reconciled: ReconcileOutcome | undefined;
+      if (write && last.effect === "unknown" && kind !== "cancelled") {
+        reconciled = await reconcileWrite(tool, input, scope, attempt, rt.timeoutMs);
+        if (reconciled?.status === "none") {
+          last = failureFor(c ?? { kind: r.kind as "timeout" }, "read", env.redact); // certainly no effect
+          safe = true;
+        }
+      }
       const retryAfterMs = c?.retryAfterMs;
       const canRetry =
+        safe &&
+        reconciled?.status !== "applied" &&
         (kind === "transient" || kind === "timeout") &&
         attempt < maxAttempts &&
         (retryAfterMs === undefined || retryAfterMs <= rt.retry.capMs) &&
@@ -153,6 +172,7 @@ export async function executeWithPolicy(rt: ToolRuntime, input: unknown, scope: 
         durationMs,
         ...(backoffMs !== undefined ? { backoffMs } : {}),
       });
+      if (reconciled?.status === "applied") return { ok: true, value: reconciled.output, attempts: attempt };
       if (backoffMs === undefined) return { ok: false, failure: last, attempts: attempt };
       if (!(await sleep(backoffMs, scope.signal))) {
         return { ok: false, failure: failureFor({ kind: "cancelled" }, tool.effect, env.redact), attempts: attempt };

@@ -12,6 +12,7 @@ import { createRetryBudget, UNLIMITED_BUDGET, type RetryBudget, type RetryBudget
 import { createBreaker, type BreakerOptions, type BreakerState } from "./policy/breaker.js";
 import { safeHook, warnOnceOnHookError, type CallRecord, type HookErrorHandler } from "./hooks.js";
 import { listingFor, type ToolListing } from "./json-schema.js";
+import type { Ledger } from "./ledger/types.js";
 
 /** What `authorize` and `approve` see: everything decided so far, never raw text. */
 export interface CallRequest {
@@ -56,6 +57,11 @@ export interface GateOptions<T extends readonly AnyTool[] = readonly AnyTool[]> 
   readonly concurrency?: number;
   /** Secret patterns scrubbed from every message and record. */
   readonly redact?: RedactOptions;
+  /**
+   * Durable record of write calls (`toolgate/ledger`): idempotency keys, replays, effects,
+   * crash recovery. Default: none (keys are still passed to tools as `ctx.idempotencyKey`).
+   */
+  readonly ledger?: Ledger;
   /** Decide whether the principal may make this call (after validation, before any effect). */
   authorize?(call: CallRequest): AuthorizeDecision | Promise<AuthorizeDecision>;
   /** Ask a person to approve a call to a tool that requires approval. Absent: such calls are DENIED. */
@@ -78,6 +84,7 @@ export interface ResolvedGate {
   readonly listings: readonly ToolListing[];
   readonly limits: CompiledLimits;
   readonly redact: Redactor;
+  readonly ledger: Ledger | undefined;
   readonly budget: RetryBudget;
   readonly authorize: GateOptions["authorize"];
   readonly approve: GateOptions["approve"];
@@ -126,6 +133,13 @@ export function resolveGate(o: GateOptions): ResolvedGate {
   for (const hook of ["authorize", "approve", "onCall", "onAttempt", "onBreakerChange", "onHookError", "random"] as const) {
     if (o[hook] !== undefined && typeof o[hook] !== "function") bad("E_GATE_HOOK", `${hook} must be a function`);
   }
+  if (o.ledger !== undefined) {
+    const l = o.ledger as unknown as Record<string, unknown> | null;
+    const methods = ["claim", "recordEffect", "settle"];
+    if (typeof l !== "object" || l === null || methods.some((m) => typeof l[m] !== "function")) {
+      bad("E_GATE_LEDGER", "ledger must come from memoryLedger(), sqliteLedger() or postgresLedger() (toolgate/ledger)");
+    }
+  }
   const onHookError = o.onHookError ?? warnOnceOnHookError;
   const onBreaker = safeHook("onBreakerChange", o.onBreakerChange?.bind(o), onHookError);
 
@@ -158,6 +172,7 @@ export function resolveGate(o: GateOptions): ResolvedGate {
     listings: Object.freeze(listings),
     limits: compileLimits(limits),
     redact: createRedactor(o.redact),
+    ledger: o.ledger,
     budget: retry.budget === false ? UNLIMITED_BUDGET : createRetryBudget(retry.budget),
     authorize: o.authorize?.bind(o),
     approve: o.approve?.bind(o),

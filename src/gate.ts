@@ -291,7 +291,9 @@ function envelope(
   done: Done,
 ): ToolResult {
   const durationMs = Math.round((performance.now() - t0) * 1000) / 1000;
-  const meta: CallMeta = { tool: name, version: tool?.version ?? "", callId, attempts, durationMs, ...(done.replayed === true ? { replayed: true } : {}) };
+  const version = tool?.version ?? "";
+  const meta: CallMeta =
+    done.replayed === true ? { tool: name, version, callId, attempts, durationMs, replayed: true } : { tool: name, version, callId, attempts, durationMs };
   const result: ToolResult = done.ok ? { ok: true, data: done.data, meta } : { ok: false, ...done.failure, meta };
   if (g.onCall !== undefined) {
     g.onCall({

@@ -22,6 +22,7 @@ export type {
   ToolDefinition,
   ToolEffect,
 } from "./tool.js";
+export type { ReconcileVerdict } from "./tool.js";
 export { createGate } from "./gate.js";
 export type { CallOptions, DataOf, Gate } from "./gate.js";
 export type { AuthorizeDecision, CallRequest, GateOptions, GateRetryOptions } from "./gate-options.js";

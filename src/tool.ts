@@ -6,6 +6,7 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { isToolError, ToolgateConfigError, type FailureKind, type ToolError } from "./errors.js";
 import { isStandardSchema } from "./standard.js";
+import type { EffectRef } from "./result.js";
 
 /** Who is calling, as the host authenticated them. toolgate never authenticates. */
 export interface Principal {
@@ -27,7 +28,23 @@ export interface ToolContext {
   readonly idempotencyKey: string | undefined;
   /** The caller, as given in `gate.call(..., { principal })`. */
   readonly principal: Principal | undefined;
+  /**
+   * Record a partial effect (what kind of thing was committed and its opaque reference, never a
+   * payload). With a ledger it is durable before the promise resolves; it rejects if the ledger
+   * cannot write it. A failure after a recorded effect reports `effect: "applied"` and lists the refs.
+   * @example await ctx.recordEffect({ kind: "refund", ref: refund.id });
+   */
+  recordEffect(effect: EffectRef): Promise<void>;
 }
+
+/**
+ * What `reconcile` answers after an unknown write outcome: the effect landed (with the output the
+ * call would have returned, checked by the output schema), certainly did not land, or cannot tell.
+ */
+export type ReconcileVerdict<O = unknown> =
+  | { readonly status: "applied"; readonly output: O }
+  | { readonly status: "none" }
+  | { readonly status: "unknown" };
 
 /** What a classifier answers: a kind, a kind with a wait, or `undefined` to use the default. */
 export type Classification = FailureKind | { readonly kind: FailureKind; readonly retryAfterMs?: number } | undefined;
@@ -44,6 +61,9 @@ export interface RetryOverrides {
   /** Backoff cap in ms. */
   readonly capMs?: number;
 }
+
+/** Decides from the validated input whether a person must approve. (Method form: bivariant, so any tool fits `AnyTool`.) */
+export type ApprovalPredicate<I> = { bivarianceHack(input: I): boolean }["bivarianceHack"];
 
 /** Does this tool read, or change the world? Writes are never retried without a guarantee. */
 export type ToolEffect = "read" | "write";
@@ -75,7 +95,28 @@ export interface ToolDefinition<
   /** Max concurrent executions; further calls answer RETRYABLE. Default: the gate's (64). */
   readonly concurrency?: number;
   /** A person must approve: `true`, or a predicate on the validated input. */
-  readonly approval?: boolean | ((input: StandardSchemaV1.InferOutput<I>) => boolean);
+  readonly approval?: boolean | ApprovalPredicate<StandardSchemaV1.InferOutput<I>>;
+  /**
+   * Derive the idempotency key of a write from its validated input (a business identifier, e.g.
+   * `` `refund:${input.orderId}` ``); `gate.call(..., { idempotencyKey })` wins over it. Keys are
+   * scoped per tool and per principal. Return `undefined` for no key. Writes only.
+   */
+  idempotencyKey?(input: StandardSchemaV1.InferOutput<I>): string | undefined;
+  /**
+   * The downstream deduplicates on `ctx.idempotencyKey`, so a write with a key may be retried on
+   * transient failures and re-executed after a crash. Default `false`. Writes only.
+   */
+  readonly idempotentDownstream?: boolean;
+  /**
+   * A state check the gate runs after an unknown write outcome (timeout, transient or unclassified
+   * failure, or a claim left in flight by a crashed process): `applied` continues on the success
+   * path with `output`, `none` makes a retry safe, `unknown` answers FAILED with effect `unknown`.
+   * Writes only.
+   */
+  reconcile?(
+    input: StandardSchemaV1.InferOutput<I>,
+    ctx: ToolContext,
+  ): ReconcileVerdict<StandardSchemaV1.InferInput<O>> | Promise<ReconcileVerdict<StandardSchemaV1.InferInput<O>>>;
   /** Map a thrown error to a kind; `undefined` falls back to the default classifier. */
   classify?(error: unknown): Classification;
   /** Business rules on a valid output: return `reject(...)` to answer REJECTED. */
@@ -176,8 +217,14 @@ export function defineTool<const N extends string, I extends StandardSchemaV1, O
   if (def.approval !== undefined && typeof def.approval !== "boolean" && typeof def.approval !== "function") {
     bad("E_TOOL_APPROVAL", name, "approval must be a boolean or a predicate");
   }
-  for (const hook of ["classify", "check"] as const) {
+  for (const hook of ["classify", "check", "idempotencyKey", "reconcile"] as const) {
     if (def[hook] !== undefined && typeof def[hook] !== "function") bad("E_TOOL_HOOK", name, `${hook} must be a function`);
+  }
+  if (def.idempotentDownstream !== undefined && typeof def.idempotentDownstream !== "boolean") {
+    bad("E_TOOL_IDEMPOTENCY", name, "idempotentDownstream must be a boolean");
+  }
+  if (def.effect === "read" && (def.idempotencyKey !== undefined || def.idempotentDownstream === true || def.reconcile !== undefined)) {
+    bad("E_TOOL_IDEMPOTENCY", name, "idempotencyKey, idempotentDownstream and reconcile apply to write tools only");
   }
   return Object.freeze({ ...def, [TOOL_BRAND]: true as const });
 }

@@ -24,6 +24,10 @@ export function makeOrderTools(service: OrdersService) {
     output: CreateRefundOutput,
     effect: "write",
     timeoutMs: 5_000,
+    // The refund's business identity: a second refund of the same order is the same request.
+    idempotencyKey: (input) => `refund:${input.orderId}`,
+    // The refunds service dedupes on ctx.idempotencyKey, so a lost response may be retried safely.
+    idempotentDownstream: true,
     execute: (input, ctx) =>
       service.createRefund({ orderId: input.orderId, amountCents: input.amountCents, reason: input.reason, idempotencyKey: ctx.idempotencyKey }),
     check: (out) => (out.status === "declined" ? reject("The refund was declined: the order is not refundable") : undefined),

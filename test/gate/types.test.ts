@@ -23,9 +23,9 @@ describe("types are inferred from the schemas", () => {
   });
 
   it("InputOf / OutputOf and the gate's typed results", async () => {
-    const [getOrder] = makeOrderTools(createFakeOrders());
-    expectTypeOf<InputOf<typeof getOrder>>().toEqualTypeOf<{ customerId: string; includeHistory: boolean }>();
-    expectTypeOf<OutputOf<typeof getOrder>["orders"][number]["status"]>().toEqualTypeOf<"pending" | "paid" | "cancelled">();
+    type GetOrder = ReturnType<typeof makeOrderTools>[0];
+    expectTypeOf<InputOf<GetOrder>>().toEqualTypeOf<{ customerId: string; includeHistory: boolean }>();
+    expectTypeOf<OutputOf<GetOrder>["orders"][number]["status"]>().toEqualTypeOf<"pending" | "paid" | "cancelled">();
     const gate = createGate({ tools: makeOrderTools(createFakeOrders()) });
     const r = await gate.call("get_order", { customerId: "c_1" });
     if (r.ok) expectTypeOf(r.data.found).toEqualTypeOf<boolean>();

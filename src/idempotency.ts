@@ -1,0 +1,189 @@
+/**
+ * The ledger steps of one call: claim the idempotency key before a write executes (replay a
+ * completed key, answer CONFLICT for a running or reused one), record effects durably while it
+ * runs, settle the entry with the final envelope. Without a ledger only the key and the in-memory
+ * effect list remain.
+ * @module
+ */
+import { randomUUID } from "node:crypto";
+import { _fail, type EffectRef, type Failure } from "./result.js";
+import type { CallScope } from "./attempt.js";
+import type { ToolRuntime } from "./execute.js";
+import type { ResolvedGate } from "./gate-options.js";
+import type { Principal } from "./tool.js";
+import type { ClaimOutcome, Ledger, LedgerEntry } from "./ledger/types.js";
+import { _fingerprint, _keyHash, _redactDeep } from "./ledger/_canonical.js";
+import { truncate } from "./redact.js";
+
+/** What a pipeline step settles on (the gate's `Done`). */
+export type StepDone =
+  | { readonly ok: true; readonly data: unknown; readonly replayed?: boolean }
+  | { readonly ok: false; readonly failure: Failure; readonly replayed?: boolean };
+
+/** The caller's part of the call. */
+export interface ClaimInput {
+  readonly callId: string;
+  readonly meta: Readonly<Record<string, unknown>>;
+  readonly idempotencyKey: string | undefined;
+  readonly principal: Principal | undefined;
+  readonly signal: AbortSignal | undefined;
+}
+
+/** A claim held in the ledger. */
+interface Ticket {
+  readonly ledger: Ledger;
+  readonly id: string;
+  readonly owner: string;
+}
+
+/** Either an answer without executing (replay, conflict), or the scope to execute in. */
+export type ClaimedCall =
+  | { readonly kind: "answer"; readonly done: StepDone }
+  | { readonly kind: "go"; readonly scope: CallScope; readonly ticket: Ticket | undefined; readonly effects: EffectRef[] };
+
+const MSG = {
+  keyFailed: "The tool's idempotency key could not be derived; nothing was executed",
+  ledgerDown: "The ledger is unavailable; nothing was executed; try again later",
+  inFlight: "A call with this idempotency key is still running; wait and retry",
+  mismatch: "This idempotency key was already used with different arguments",
+  abandoned: "An earlier call with this idempotency key ended with an unknown effect; check state before any retry",
+  unreadable: "The stored result of this idempotency key could not be read",
+} as const;
+
+const answer = (failure: Failure): ClaimedCall => ({ kind: "answer", done: { ok: false, failure } });
+
+/** The key of a write: the caller's, else the tool's own. `null` when the tool's derivation fails. */
+function keyOf(rt: ToolRuntime, input: unknown, given: string | undefined): string | undefined | null {
+  if (given !== undefined || rt.tool.effect !== "write" || rt.tool.idempotencyKey === undefined) return given;
+  try {
+    const k: unknown = rt.tool.idempotencyKey(input);
+    if (k === undefined) return undefined;
+    return typeof k === "string" && k.length > 0 && k.length <= 256 ? k : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Claim the call: writes through a gate with a ledger are recorded, keyed or not. Synchronous
+ * when there is nothing to claim (reads, no ledger). Never throws.
+ */
+export function claimCall(g: ResolvedGate, rt: ToolRuntime, input: unknown, c: ClaimInput): ClaimedCall | Promise<ClaimedCall> {
+  const key = keyOf(rt, input, c.idempotencyKey);
+  if (key === null) return answer(_fail("FAILED", MSG.keyFailed, false, "none"));
+  const ledger = rt.tool.effect === "write" ? g.ledger : undefined;
+  return ledger === undefined ? goAhead(g, c, key, undefined, undefined) : claimInLedger(g, rt, input, c, key, ledger);
+}
+
+async function claimInLedger(g: ResolvedGate, rt: ToolRuntime, input: unknown, c: ClaimInput, key: string | undefined, ledger: Ledger): Promise<ClaimedCall> {
+  const tool = rt.tool;
+  let outcome: ClaimOutcome;
+  {
+    const principal = c.principal?.id ?? null;
+    const owner = randomUUID();
+    try {
+      outcome = await ledger.claim({
+        id: randomUUID(),
+        owner,
+        callId: c.callId,
+        tool: tool.name,
+        version: tool.version,
+        principal: principal === null ? null : truncate(g.redact(principal), 256),
+        ...(key !== undefined ? { key: { display: truncate(g.redact(key), 256), hash: _keyHash(tool.name, principal, key) } } : {}),
+        fingerprint: _fingerprint(input),
+        leaseMs: leaseFor(rt),
+        takeover: tool.reconcile !== undefined || (tool.idempotentDownstream === true && key !== undefined),
+      });
+    } catch (e) {
+      g.onHookError("ledger", e);
+      return answer(_fail("RETRYABLE", MSG.ledgerDown, true, "none", { retryAfterMs: 1_000 }));
+    }
+    if (outcome.status === "completed") return { kind: "answer", done: replay(outcome.entry) };
+    if (outcome.status === "in_flight") return answer(_fail("CONFLICT", MSG.inFlight, true, "unknown", { retryAfterMs: outcome.retryAfterMs }));
+    if (outcome.status === "mismatch") return answer(_fail("CONFLICT", MSG.mismatch, false, "none"));
+    if (outcome.status === "abandoned") {
+      return { kind: "answer", done: withEffects({ ok: false, failure: _fail("FAILED", MSG.abandoned, false, "unknown") }, outcome.entry.effects) };
+    }
+    return goAhead(g, c, key, { ledger, id: outcome.entry.id, owner }, outcome);
+  }
+}
+
+function goAhead(g: ResolvedGate, c: ClaimInput, key: string | undefined, held: Ticket | undefined, outcome: ClaimOutcome | undefined): ClaimedCall {
+  const resumed = outcome?.status === "claimed" && outcome.resumed;
+  const effects: EffectRef[] = resumed ? [...outcome.entry.effects] : [];
+  const scope: CallScope = {
+    callId: c.callId,
+    meta: c.meta,
+    idempotencyKey: key,
+    principal: c.principal,
+    signal: c.signal,
+    resumed,
+    recordEffect: async (e: EffectRef) => {
+      const ref = checkEffect(e, g);
+      if (held !== undefined) await held.ledger.recordEffect(held.id, held.owner, ref);
+      effects.push(ref);
+    },
+  };
+  return { kind: "go", scope, ticket: held, effects };
+}
+
+/**
+ * Settle the claim with the final outcome; recorded effects make a failure `applied`.
+ * Synchronous when nothing was claimed. Never throws.
+ */
+export function settleCall(g: ResolvedGate, claim: ClaimedCall & { kind: "go" }, done: StepDone, attempts: number): StepDone | Promise<StepDone> {
+  const final = withEffects(done, claim.effects);
+  return claim.ticket === undefined ? final : settleInLedger(g, claim.ticket, final, attempts);
+}
+
+async function settleInLedger(g: ResolvedGate, t: Ticket, final: StepDone, attempts: number): Promise<StepDone> {
+  const body = final.ok ? { ok: true, data: final.data } : { ok: false, ...final.failure };
+  try {
+    const settled = await t.ledger.settle(t.id, t.owner, {
+      code: final.ok ? "OK" : final.failure.code,
+      effect: final.ok ? "applied" : final.failure.effect,
+      result: JSON.stringify(_redactDeep(body, g.redact)),
+      attempts,
+      releaseKey: !final.ok && final.failure.effect === "none" && final.failure.retryable,
+    });
+    if (!settled) g.onHookError("ledger", new Error("toolgate: the ledger claim was taken over before it settled"));
+  } catch (e) {
+    g.onHookError("ledger", e); // the entry stays in flight: `toolgate ledger unresolved` shows it
+  }
+  return final;
+}
+
+/** A failure after recorded effects: the effect applied, here are the refs. */
+function withEffects(done: StepDone, effects: readonly EffectRef[]): StepDone {
+  if (done.ok || effects.length === 0) return done;
+  const { retryAfterMs: _drop, ...rest } = done.failure;
+  return { ok: false, failure: { ...rest, retryable: false, effect: "applied", effects: effects.map((e) => ({ ...e })) } };
+}
+
+/** The stored envelope, as this call's outcome. */
+function replay(entry: LedgerEntry): StepDone {
+  try {
+    const body = JSON.parse(entry.result ?? "") as { ok?: unknown; data?: unknown } & Record<string, unknown>;
+    if (body.ok === true) return { ok: true, data: body.data, replayed: true };
+    if (body.ok === false && typeof body.code === "string" && typeof body.message === "string") {
+      const { ok: _ok, ...failure } = body;
+      return { ok: false, failure: failure as unknown as Failure, replayed: true };
+    }
+  } catch {
+    // fall through
+  }
+  return { ok: false, failure: _fail("FAILED", MSG.unreadable, false, "unknown"), replayed: true };
+}
+
+function checkEffect(e: EffectRef, g: ResolvedGate): EffectRef {
+  const ok = (v: unknown): v is string => typeof v === "string" && v.length > 0 && v.length <= 200;
+  if (typeof e !== "object" || e === null || !ok(e.kind) || !ok(e.ref)) {
+    throw new TypeError("recordEffect: kind and ref must be non-empty strings of at most 200 characters");
+  }
+  return { kind: g.redact(e.kind), ref: g.redact(e.ref) };
+}
+
+/** How long a claim is presumed alive: every attempt and state check timing out, plus backoff and slack. */
+function leaseFor(rt: ToolRuntime): number {
+  return rt.timeoutMs * (2 * rt.retry.attempts + 1) + rt.retry.capMs * rt.retry.attempts + 5_000;
+}

@@ -1,0 +1,103 @@
+/**
+ * The claim decision every store shares, so memory, SQLite and PostgreSQL answer alike: given
+ * the entry currently holding a key (read under the store's lock), what the claim does.
+ * @module
+ */
+import { ToolgateConfigError } from "../errors.js";
+import type { ClaimOutcome, ClaimRequest, LedgerEntry, LedgerOptions } from "./types.js";
+
+/** Default key lifetime: 24 h. */
+export const DEFAULT_TTL_MS = 86_400_000;
+
+/** What a claim does to the store. */
+export type _Decision =
+  /** Insert a new entry; first free the key of `expired` (if any) so it stays on record. */
+  | { readonly do: "insert"; readonly expired: LedgerEntry | undefined }
+  /** Take over `entry` (its earlier outcome is unknown). */
+  | { readonly do: "takeover"; readonly entry: LedgerEntry }
+  /** Change nothing, answer this. */
+  | { readonly do: "answer"; readonly outcome: ClaimOutcome };
+
+/** Decide a claim against the entry currently holding its key. */
+export function _decide(current: LedgerEntry | undefined, req: ClaimRequest, now: number): _Decision {
+  if (current === undefined) return { do: "insert", expired: undefined };
+  if (current.expiresAt <= now) return { do: "insert", expired: current };
+  if (current.fingerprint !== req.fingerprint) return { do: "answer", outcome: { status: "mismatch", entry: current } };
+  if (current.state === "settled") {
+    if (current.effect === "unknown" && req.takeover) return { do: "takeover", entry: current };
+    return { do: "answer", outcome: { status: "completed", entry: current } };
+  }
+  if (current.leaseUntil > now) {
+    const retryAfterMs = Math.min(1_000, Math.max(50, current.leaseUntil - now));
+    return { do: "answer", outcome: { status: "in_flight", entry: current, retryAfterMs } };
+  }
+  if (req.takeover) return { do: "takeover", entry: current };
+  return { do: "answer", outcome: { status: "abandoned", entry: current } };
+}
+
+/** The entry a claim inserts. */
+export function _newEntry(req: ClaimRequest, now: number, ttlMs: number): LedgerEntry {
+  return {
+    id: req.id,
+    callId: req.callId,
+    tool: req.tool,
+    version: req.version,
+    principal: req.principal,
+    key: req.key?.display ?? null,
+    keyHash: req.key?.hash ?? null,
+    fingerprint: req.fingerprint,
+    state: "in_flight",
+    code: null,
+    effect: "unknown",
+    effects: [],
+    result: null,
+    attempts: 0,
+    claims: 1,
+    owner: req.owner,
+    createdAt: now,
+    updatedAt: now,
+    expiresAt: now + ttlMs,
+    leaseUntil: now + req.leaseMs,
+  };
+}
+
+/** The entry after a takeover: in flight again under the new owner, its effects kept. */
+export function _takenOver(e: LedgerEntry, req: ClaimRequest, now: number): LedgerEntry {
+  return {
+    ...e,
+    callId: req.callId,
+    version: req.version,
+    owner: req.owner,
+    state: "in_flight",
+    code: null,
+    effect: "unknown",
+    result: null,
+    attempts: 0,
+    claims: e.claims + 1,
+    updatedAt: now,
+    leaseUntil: now + req.leaseMs,
+  };
+}
+
+/** Check the options every store takes; returns the ttl and clock. */
+export function _commonOptions(store: string, o: LedgerOptions): { ttlMs: number; now: () => number } {
+  const ttlMs = o.ttlMs ?? DEFAULT_TTL_MS;
+  if (typeof ttlMs !== "number" || !Number.isInteger(ttlMs) || ttlMs < 1) {
+    throw new ToolgateConfigError("E_LEDGER_OPTIONS", `${store}: ttlMs must be a positive integer (ms)`);
+  }
+  if (o.now !== undefined && typeof o.now !== "function") {
+    throw new ToolgateConfigError("E_LEDGER_OPTIONS", `${store}: now must be a function returning epoch ms`);
+  }
+  return { ttlMs, now: o.now ?? Date.now };
+}
+
+/** Default and cap for list queries. */
+export function _limit(limit: number | undefined): number {
+  if (limit === undefined) return 100;
+  return Number.isInteger(limit) && limit > 0 ? Math.min(limit, 10_000) : 100;
+}
+
+/** True when an entry's outcome is unknown. */
+export function _isUnresolved(e: LedgerEntry): boolean {
+  return e.state === "in_flight" || e.effect === "unknown";
+}

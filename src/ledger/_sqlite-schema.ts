@@ -1,0 +1,32 @@
+/**
+ * The SQLite schema, one migration per version (`PRAGMA user_version` holds the applied count).
+ * Append a migration for a change; never edit a released one.
+ * @module
+ */
+export const SQLITE_MIGRATIONS: readonly string[] = [
+  `CREATE TABLE toolgate_ledger (
+     id TEXT PRIMARY KEY,
+     call_id TEXT NOT NULL,
+     tool TEXT NOT NULL,
+     version TEXT NOT NULL,
+     principal TEXT,
+     key_display TEXT,
+     key_hash TEXT UNIQUE,
+     fingerprint TEXT NOT NULL,
+     state TEXT NOT NULL CHECK (state IN ('in_flight', 'settled')),
+     code TEXT,
+     effect TEXT NOT NULL CHECK (effect IN ('none', 'applied', 'unknown')),
+     effects TEXT NOT NULL DEFAULT '[]',
+     result TEXT,
+     attempts INTEGER NOT NULL DEFAULT 0,
+     claims INTEGER NOT NULL DEFAULT 1,
+     owner TEXT NOT NULL,
+     created_at INTEGER NOT NULL,
+     updated_at INTEGER NOT NULL,
+     expires_at INTEGER NOT NULL,
+     lease_until INTEGER NOT NULL
+   );
+   CREATE INDEX toolgate_ledger_call_id ON toolgate_ledger (call_id);
+   CREATE INDEX toolgate_ledger_created ON toolgate_ledger (created_at);
+   CREATE INDEX toolgate_ledger_open ON toolgate_ledger (state, effect);`,
+];

@@ -1,0 +1,117 @@
+/**
+ * `memoryLedger()`: the contract in a Map, for tests and single-process demos. Not durable.
+ * @module
+ */
+import type { EffectRef } from "../result.js";
+import { _commonOptions, _decide, _isUnresolved, _limit, _newEntry, _takenOver } from "./_decide.js";
+import type { ClaimOutcome, ClaimRequest, Ledger, LedgerEntry, LedgerOptions, ListQuery, PruneQuery, Settlement } from "./types.js";
+
+/** Options of {@link memoryLedger}. */
+export type MemoryLedgerOptions = LedgerOptions;
+
+/**
+ * An in-memory ledger: same semantics as the durable stores, lost when the process exits.
+ * @example
+ * const gate = createGate({ tools, ledger: memoryLedger() });
+ */
+export function memoryLedger(options: MemoryLedgerOptions = {}): Ledger {
+  const { ttlMs, now } = _commonOptions("memoryLedger", options);
+  const entries = new Map<string, LedgerEntry>();
+  const byKey = new Map<string, string>();
+  const byCallId = new Map<string, string>();
+  let closed = false;
+  const open = (): void => {
+    if (closed) throw new Error("memoryLedger: the ledger is closed");
+  };
+  const put = (e: LedgerEntry): void => {
+    entries.set(e.id, e);
+    byCallId.set(e.callId, e.id);
+    if (e.keyHash !== null) byKey.set(e.keyHash, e.id);
+  };
+  const held = (id: string, owner: string): LedgerEntry | undefined => {
+    const e = entries.get(id);
+    return e !== undefined && e.owner === owner && e.state === "in_flight" ? e : undefined;
+  };
+  const copy = (e: LedgerEntry): LedgerEntry => ({ ...e, effects: e.effects.map((x) => ({ ...x })) });
+
+  return {
+    kind: "memory",
+    ready: async () => open(),
+    async claim(req: ClaimRequest): Promise<ClaimOutcome> {
+      open();
+      const t = now();
+      const currentId = req.key === undefined ? undefined : byKey.get(req.key.hash);
+      const current = currentId === undefined ? undefined : entries.get(currentId);
+      const d = _decide(current, req, t);
+      if (d.do === "answer") return { ...d.outcome, entry: copy(d.outcome.entry) } as ClaimOutcome;
+      if (d.do === "takeover") {
+        const e = _takenOver(d.entry, req, t);
+        put(e);
+        return { status: "claimed", entry: copy(e), resumed: true };
+      }
+      if (d.expired !== undefined && d.expired.keyHash !== null) {
+        byKey.delete(d.expired.keyHash);
+        entries.set(d.expired.id, { ...d.expired, keyHash: null });
+      }
+      const e = _newEntry(req, t, ttlMs);
+      put(e);
+      return { status: "claimed", entry: copy(e), resumed: false };
+    },
+    async recordEffect(id: string, owner: string, effect: EffectRef): Promise<void> {
+      open();
+      const e = held(id, owner);
+      if (e === undefined) throw new Error("memoryLedger: the claim is no longer held");
+      entries.set(id, { ...e, effects: [...e.effects, { kind: effect.kind, ref: effect.ref }], updatedAt: now() });
+    },
+    async settle(id: string, owner: string, s: Settlement): Promise<boolean> {
+      open();
+      const e = held(id, owner);
+      if (e === undefined) return false;
+      if (s.releaseKey && e.keyHash !== null) byKey.delete(e.keyHash);
+      entries.set(id, {
+        ...e,
+        state: "settled",
+        code: s.code,
+        effect: s.effect,
+        result: s.result,
+        attempts: s.attempts,
+        keyHash: s.releaseKey ? null : e.keyHash,
+        updatedAt: now(),
+      });
+      return true;
+    },
+    async get(idOrCallId: string): Promise<LedgerEntry | undefined> {
+      open();
+      const e = entries.get(idOrCallId) ?? entries.get(byCallId.get(idOrCallId) ?? "");
+      return e === undefined ? undefined : copy(e);
+    },
+    async list(q: ListQuery = {}): Promise<LedgerEntry[]> {
+      open();
+      const all = [...entries.values()].filter((e) => q.tool === undefined || e.tool === q.tool);
+      return all.reverse().sort((a, b) => b.createdAt - a.createdAt).slice(0, _limit(q.limit)).map(copy);
+    },
+    async unresolved(q: ListQuery = {}): Promise<LedgerEntry[]> {
+      open();
+      const all = [...entries.values()].filter((e) => _isUnresolved(e) && (q.tool === undefined || e.tool === q.tool));
+      return all.sort((a, b) => a.createdAt - b.createdAt).slice(0, _limit(q.limit)).map(copy);
+    },
+    async prune(q: PruneQuery = {}): Promise<number> {
+      open();
+      const t = now();
+      let n = 0;
+      for (const e of [...entries.values()]) {
+        if (_isUnresolved(e)) continue;
+        const old = q.olderThanMs !== undefined && e.createdAt <= t - q.olderThanMs;
+        if (e.expiresAt > t && !old) continue;
+        entries.delete(e.id);
+        if (e.keyHash !== null && byKey.get(e.keyHash) === e.id) byKey.delete(e.keyHash);
+        if (byCallId.get(e.callId) === e.id) byCallId.delete(e.callId);
+        n++;
+      }
+      return n;
+    },
+    async close(): Promise<void> {
+      closed = true;
+    },
+  };
+}

@@ -1,0 +1,224 @@
+/**
+ * `postgresLedger({ connectionString })`: one ledger for many gate replicas (node-postgres pool).
+ * A claim is one statement in the common case (insert the key or learn it exists), then a short
+ * transaction holding the key's row lock to decide. Concurrent claims and settlements are
+ * group-committed: one statement per event-loop turn. Schema created and migrated on first use,
+ * under an advisory lock so replicas starting together do not race.
+ * @module
+ */
+import pg from "pg";
+import { ToolgateConfigError } from "../errors.js";
+import type { EffectRef } from "../result.js";
+import { _commonOptions, _decide, _limit, _newEntry, _takenOver } from "./_decide.js";
+import { _COLUMNS, _fromRow, _toValues, type _Row } from "./_row.js";
+import { _batcher } from "./_batch.js";
+import { postgresMigrations } from "./_postgres-schema.js";
+import type { ClaimOutcome, ClaimRequest, Ledger, LedgerEntry, LedgerOptions, ListQuery, PruneQuery, Settlement } from "./types.js";
+
+/** Column types, for the batched statements' `unnest` of one array per column. */
+const TYPES: Record<(typeof _COLUMNS)[number], string> = {
+  id: "text", call_id: "text", tool: "text", version: "text", principal: "text", key_display: "text", key_hash: "text",
+  fingerprint: "text", state: "text", code: "text", effect: "text", effects: "jsonb", result: "text", attempts: "int",
+  claims: "int", owner: "text", created_at: "bigint", updated_at: "bigint", expires_at: "bigint", lease_until: "bigint",
+};
+
+/** Options of {@link postgresLedger}. */
+export interface PostgresLedgerOptions extends LedgerOptions {
+  /** `postgres://user:password@host:port/database`. */
+  readonly connectionString: string;
+  /** Connection pool size. Default 10. */
+  readonly max?: number;
+  /** Table name (`[a-z_][a-z0-9_]*`, at most 48 characters). Default `toolgate_ledger`. */
+  readonly table?: string;
+}
+
+function bad(message: string): never {
+  throw new ToolgateConfigError("E_LEDGER_OPTIONS", `postgresLedger: ${message}`);
+}
+
+/**
+ * A durable ledger in PostgreSQL, shared by every gate replica that points at it.
+ * @example
+ * const ledger = postgresLedger({ connectionString: process.env.DATABASE_URL! });
+ * await ledger.ready(); // fail fast at start-up
+ * const gate = createGate({ tools, ledger });
+ */
+export function postgresLedger(options: PostgresLedgerOptions): Ledger {
+  if (typeof options !== "object" || options === null) bad("expected an options object with a connectionString");
+  if (typeof options.connectionString !== "string" || options.connectionString.length === 0) bad("connectionString must be a non-empty string");
+  const max = options.max ?? 10;
+  if (!Number.isInteger(max) || max < 1 || max > 1000) bad("max must be an integer from 1 to 1000");
+  const T = options.table ?? "toolgate_ledger";
+  if (typeof T !== "string" || !/^[a-z_][a-z0-9_]{0,47}$/.test(T)) bad("table must match [a-z_][a-z0-9_]{0,47}");
+  const { ttlMs, now } = _commonOptions("postgresLedger", options);
+  const pool = new pg.Pool({ connectionString: options.connectionString, max });
+  pool.on("error", () => {
+    // An idle client died (e.g. the server restarted); the pool replaces it on next use.
+  });
+
+  let closed = false;
+  let migrated: Promise<void> | undefined;
+  const ready = (): Promise<void> => {
+    if (closed) return Promise.reject(new Error("postgresLedger: the ledger is closed"));
+    migrated ??= migrate(pool, T).catch((e: unknown) => {
+      migrated = undefined; // try again on the next call
+      throw e;
+    });
+    return migrated;
+  };
+
+  const cols = _COLUMNS.join(", ");
+  const params = _COLUMNS.map((c, i) => (c === "effects" ? `$${i + 1}::jsonb` : `$${i + 1}`)).join(", ");
+  const INSERT = `INSERT INTO ${T} (${cols}) VALUES (${params})`;
+
+  // Group commit: concurrent claims insert in one statement, concurrent settlements update in one.
+  const INSERT_MANY = `INSERT INTO ${T} (${cols}) SELECT * FROM unnest(${_COLUMNS.map((c, i) => `$${i + 1}::${TYPES[c]}[]`).join(", ")})
+    ON CONFLICT (key_hash) DO NOTHING RETURNING id`;
+  const insertMany = _batcher(async (entries: readonly LedgerEntry[]) => {
+    const rows = entries.map(_toValues);
+    const r = await pool.query<{ id: string }>({ name: `tg_${T}_claims`, text: INSERT_MANY, values: _COLUMNS.map((_c, i) => rows.map((v) => v[i])) });
+    const inserted = new Set(r.rows.map((x) => x.id));
+    return entries.map((e) => inserted.has(e.id));
+  });
+  const SETTLE_MANY = `UPDATE ${T} AS t SET state = 'settled', code = v.code, effect = v.effect, result = v.result, attempts = v.attempts,
+      key_hash = CASE WHEN v.release THEN NULL ELSE t.key_hash END, updated_at = v.updated_at
+    FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::boolean[], $8::bigint[])
+      AS v(id, owner, code, effect, result, attempts, release, updated_at)
+    WHERE t.id = v.id AND t.owner = v.owner AND t.state = 'in_flight' RETURNING t.id`;
+  type SettleItem = { id: string; owner: string; s: Settlement; at: number };
+  const settleMany = _batcher(async (items: readonly SettleItem[]) => {
+    const col = <V>(f: (x: SettleItem) => V) => items.map(f);
+    const r = await pool.query<{ id: string }>({
+      name: `tg_${T}_settles`,
+      text: SETTLE_MANY,
+      values: [col((x) => x.id), col((x) => x.owner), col((x) => x.s.code), col((x) => x.s.effect), col((x) => x.s.result), col((x) => x.s.attempts), col((x) => x.s.releaseKey), col((x) => x.at)],
+    });
+    const settled = new Set(r.rows.map((x) => x.id));
+    return items.map((x) => settled.has(x.id));
+  });
+
+  const claim = async (req: ClaimRequest): Promise<ClaimOutcome> => {
+    await ready();
+    const key = req.key;
+    // Fast path: an unkeyed write, or a key that is new.
+    const fresh = _newEntry(req, now(), ttlMs);
+    const inserted = await insertMany(fresh);
+    if (inserted) return { status: "claimed", entry: fresh, resumed: false };
+    if (key === undefined) throw new Error("postgresLedger: an unkeyed claim was not inserted");
+    // The key exists: decide under its row lock. A concurrent claim can free and re-take the key
+    // between our statements; the unique index then refuses our insert and we decide again.
+    for (let round = 1; ; round++) {
+      try {
+        return await claimLocked({ ...req, key });
+      } catch (e) {
+        if (round >= 3 || (e as { code?: unknown }).code !== "23505") throw e;
+      }
+    }
+  };
+
+  const claimLocked = async (req: ClaimRequest & { key: NonNullable<ClaimRequest["key"]> }): Promise<ClaimOutcome> => {
+    const client = await pool.connect();
+    try {
+      await client.query("BEGIN");
+      const r = await client.query<_Row>(`SELECT * FROM ${T} WHERE key_hash = $1 FOR UPDATE`, [req.key.hash]);
+      const row = r.rows[0];
+      const t = now();
+      const d = _decide(row === undefined ? undefined : _fromRow(row), req, t);
+      let out: ClaimOutcome;
+      if (d.do === "answer") out = d.outcome;
+      else if (d.do === "takeover") {
+        const e = _takenOver(d.entry, req, t);
+        await client.query(
+          `UPDATE ${T} SET call_id = $1, version = $2, owner = $3, state = 'in_flight', code = NULL, effect = 'unknown', result = NULL, attempts = 0, claims = $4, updated_at = $5, lease_until = $6 WHERE id = $7`,
+          [e.callId, e.version, e.owner, e.claims, e.updatedAt, e.leaseUntil, e.id],
+        );
+        out = { status: "claimed", entry: e, resumed: true };
+      } else {
+        if (d.expired !== undefined) await client.query(`UPDATE ${T} SET key_hash = NULL WHERE id = $1`, [d.expired.id]);
+        const e = _newEntry(req, t, ttlMs);
+        await client.query(INSERT, _toValues(e));
+        out = { status: "claimed", entry: e, resumed: false };
+      }
+      await client.query("COMMIT");
+      return out;
+    } catch (e) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw e;
+    } finally {
+      client.release();
+    }
+  };
+
+  const rows = async (text: string, values: unknown[]) => {
+    await ready();
+    return (await pool.query<_Row>(text, values)).rows.map(_fromRow);
+  };
+
+  return {
+    kind: "postgres",
+    ready,
+    claim,
+    async recordEffect(id: string, owner: string, effect: EffectRef): Promise<void> {
+      await ready();
+      const r = await pool.query({
+        name: `tg_${T}_effect`,
+        text: `UPDATE ${T} SET effects = effects || $1::jsonb, updated_at = $2 WHERE id = $3 AND owner = $4 AND state = 'in_flight'`,
+        values: [JSON.stringify([{ kind: effect.kind, ref: effect.ref }]), now(), id, owner],
+      });
+      if (r.rowCount !== 1) throw new Error("postgresLedger: the claim is no longer held");
+    },
+    async settle(id: string, owner: string, s: Settlement): Promise<boolean> {
+      await ready();
+      return settleMany({ id, owner, s, at: now() });
+    },
+    async get(idOrCallId: string) {
+      const r = await rows(`SELECT * FROM ${T} WHERE id = $1 OR call_id = $1 ORDER BY created_at DESC, seq DESC LIMIT 1`, [idOrCallId]);
+      return r[0];
+    },
+    list: (q: ListQuery = {}) =>
+      rows(`SELECT * FROM ${T} WHERE ($1::text IS NULL OR tool = $1) ORDER BY created_at DESC, seq DESC LIMIT $2`, [q.tool ?? null, _limit(q.limit)]),
+    unresolved: (q: ListQuery = {}) =>
+      rows(
+        `SELECT * FROM ${T} WHERE (state = 'in_flight' OR effect = 'unknown') AND ($1::text IS NULL OR tool = $1) ORDER BY created_at ASC, seq ASC LIMIT $2`,
+        [q.tool ?? null, _limit(q.limit)],
+      ),
+    async prune(q: PruneQuery = {}): Promise<number> {
+      await ready();
+      const t = now();
+      const r = await pool.query(`DELETE FROM ${T} WHERE state = 'settled' AND effect <> 'unknown' AND (expires_at <= $1 OR created_at <= $2)`, [
+        t,
+        q.olderThanMs === undefined ? Number.MIN_SAFE_INTEGER : t - q.olderThanMs,
+      ]);
+      return r.rowCount ?? 0;
+    },
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      await pool.end();
+    },
+  };
+}
+
+async function migrate(pool: pg.Pool, table: string): Promise<void> {
+  const migrations = postgresMigrations(table);
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    await client.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`toolgate:${table}`]);
+    await client.query(`CREATE TABLE IF NOT EXISTS ${table}_schema (version INTEGER NOT NULL)`);
+    const r = await client.query<{ version: number }>(`SELECT version FROM ${table}_schema`);
+    const v = r.rows[0]?.version ?? 0;
+    if (v > migrations.length) {
+      throw new ToolgateConfigError("E_LEDGER_SCHEMA", `postgresLedger: table ${table} has schema version ${v}, newer than this toolgate (${migrations.length})`);
+    }
+    for (let i = v; i < migrations.length; i++) await client.query(migrations[i]!);
+    if (r.rows.length === 0) await client.query(`INSERT INTO ${table}_schema (version) VALUES ($1)`, [migrations.length]);
+    else if (v !== migrations.length) await client.query(`UPDATE ${table}_schema SET version = $1`, [migrations.length]);
+    await client.query("COMMIT");
+  } catch (e) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw e;
+  } finally {
+    client.release();
+  }
+}

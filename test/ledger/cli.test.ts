@@ -1,0 +1,132 @@
+/** `toolgate ledger …` against a real SQLite file and a real PostgreSQL database, spawned as users run it. */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { execFile } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { createGate, reject } from "../../src/index.js";
+import { postgresLedger, sqliteLedger, type Ledger } from "../../src/ledger/index.js";
+import { payTool, Reset } from "./_fixtures.js";
+import { startPostgres, type TestPostgres } from "./_pg.js";
+
+const run = promisify(execFile);
+const dir = mkdtempSync(join(tmpdir(), "toolgate-cli-"));
+let pgServer: TestPostgres;
+let pgUrl = "";
+
+/** Run the CLI in-process through its entry's `main` (fast), capturing output. */
+async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const { main } = await import("../../src/cli/main.js");
+  const out: string[] = [];
+  const err: string[] = [];
+  const o = process.stdout.write.bind(process.stdout);
+  const e = process.stderr.write.bind(process.stderr);
+  process.stdout.write = ((c: string | Uint8Array) => (out.push(String(c)), true)) as typeof process.stdout.write;
+  process.stderr.write = ((c: string | Uint8Array) => (err.push(String(c)), true)) as typeof process.stderr.write;
+  try {
+    const code = await main(["ledger", ...args]);
+    return { code, stdout: out.join(""), stderr: err.join("") };
+  } finally {
+    process.stdout.write = o;
+    process.stderr.write = e;
+  }
+}
+
+/** Run the CLI as users do: a child process. */
+async function spawnCli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const r = await run(process.execPath, ["--import", "tsx", "src/cli/main.ts", "ledger", ...args], { cwd: process.cwd() });
+    return { code: 0, stdout: r.stdout, stderr: r.stderr };
+  } catch (e) {
+    const x = e as { code: number; stdout: string; stderr: string };
+    return { code: x.code, stdout: x.stdout, stderr: x.stderr };
+  }
+}
+
+/** One settled OK, one settled REJECTED, one FAILED unknown, one abandoned in flight (a crash two hours ago). */
+async function seed(open: (now?: () => number) => Ledger): Promise<void> {
+  const ledger = open();
+  const pay = payTool(async (i, ctx) => {
+    if (i.orderId === "declined") throw reject("declined");
+    if (i.orderId === "lost") {
+      await ctx.recordEffect({ kind: "charge", ref: "ch_lost" });
+      throw new Reset("lost");
+    }
+    return { paymentId: "p_1", orderId: i.orderId };
+  });
+  const gate = createGate({ tools: [pay], ledger });
+  await gate.call("pay", { orderId: "ok", amountCents: 1 }, { idempotencyKey: "k-ok" });
+  await gate.call("pay", { orderId: "declined", amountCents: 1 }, { idempotencyKey: "k-declined" });
+  await gate.call("pay", { orderId: "lost", amountCents: 1 }, { idempotencyKey: "k-lost" });
+  const past = open(() => Date.now() - 2 * 3_600_000);
+  await past.claim({ id: crypto.randomUUID(), owner: "dead", callId: "c-dead", tool: "pay", version: "1.0.0", principal: null, key: { display: "k-dead", hash: "h-dead" }, fingerprint: "f", leaseMs: 60_000, takeover: false });
+  await Promise.all([ledger.close(), past.close()]);
+}
+
+beforeAll(async () => {
+  pgServer = await startPostgres();
+  pgUrl = await pgServer.newDatabase();
+  await seed((now) => sqliteLedger({ path: join(dir, "cli.db"), ...(now ? { now } : {}) }));
+  await seed((now) => postgresLedger({ connectionString: pgUrl, ...(now ? { now } : {}) }));
+}, 120_000);
+afterAll(async () => {
+  await pgServer?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe.each([
+  { name: "sqlite", db: () => join(dir, "cli.db") },
+  { name: "postgres", db: () => pgUrl },
+])("toolgate ledger ($name)", ({ db }) => {
+  it("list --json shows every write call, newest first, without arguments", async () => {
+    const r = await cli("list", "--db", db(), "--json");
+    expect(r.code).toBe(0);
+    const rows = JSON.parse(r.stdout) as { key: string; status: string; effect: string }[];
+    expect(rows.map((x) => [x.key, x.status, x.effect])).toEqual([
+      ["k-lost", "FAILED", "applied"],
+      ["k-declined", "REJECTED", "none"],
+      ["k-ok", "ok", "applied"],
+      ["k-dead", "abandoned", "unknown"],
+    ]);
+    expect(r.stdout).not.toContain("amountCents");
+  });
+
+  it("unresolved lists the abandoned call with age and effects, and exits 1 (as a process)", async () => {
+    const r = await spawnCli("unresolved", "--db", db());
+    expect(r.code).toBe(1);
+    const lines = r.stdout.trim().split("\n");
+    expect(lines[0]).toMatch(/^ID\s+AGE\s+TOOL\s+STATUS\s+EFFECT\s+KEY\s+EFFECTS$/);
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toMatch(/\s2h\s+pay@1\.0\.0\s+abandoned\s+unknown\s+k-dead\s+-$/);
+    const j = JSON.parse((await cli("unresolved", "--db", db(), "--json")).stdout) as { callId: string; ageMs: number }[];
+    expect(j.map((x) => x.callId)).toEqual(["c-dead"]);
+    expect(j[0]!.ageMs).toBeGreaterThan(7_000_000);
+  });
+
+  it("show prints one entry with its stored result; prune removes resolved entries, keeps the unresolved", async () => {
+    const list = JSON.parse((await cli("list", "--db", db(), "--json")).stdout) as { id: string; key: string; callId: string }[];
+    const lost = list.find((x) => x.key === "k-lost")!;
+    const r = await cli("show", lost.callId, "--db", db(), "--json");
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ id: lost.id, effects: [{ kind: "charge", ref: "ch_lost" }], result: { ok: false, code: "FAILED", effect: "applied" } });
+    expect((await cli("show", "nope", "--db", db())).code).toBe(1);
+    const p = await cli("prune", "--db", db(), "--older-than", "0s", "--json");
+    expect(JSON.parse(p.stdout)).toEqual({ removed: 3 }); // every settled, resolved entry (applied is known)
+    const after = JSON.parse((await cli("list", "--db", db(), "--json")).stdout) as { key: string }[];
+    expect(after.map((x) => x.key)).toEqual(["k-dead"]);
+  });
+});
+
+describe("toolgate ledger usage errors", () => {
+  it("exits 2 with usage for a missing --db, an unknown subcommand or a missing file", async () => {
+    const first = await spawnCli("list");
+    expect(first.code).toBe(2);
+    expect(first.stderr).toContain("--db is required (E_USAGE)");
+    for (const args of [["frobnicate", "--db", "x.db"], ["list", "--db", join(dir, "missing.db")], ["prune", "--db", join(dir, "cli.db"), "--older-than", "soon"]]) {
+      const r = await cli(...args);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain("Usage: toolgate ledger");
+    }
+  });
+});

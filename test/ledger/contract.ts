@@ -1,0 +1,412 @@
+/**
+ * The ledger contract suite: the same behaviour, through a real gate, for every store. Each test
+ * gets a fresh ledger from `make` (its own file, table or map) on a fake clock.
+ */
+import { describe, it, expect, afterEach } from "vitest";
+import { createGate, transient, type CallRecord, type ToolResult } from "../../src/index.js";
+import type { Ledger } from "../../src/ledger/index.js";
+import { deferred, fakeBank, fakeClock, payTool, Reset } from "./_fixtures.js";
+
+export type MakeLedger = (opts: { now: () => number; ttlMs?: number }) => Promise<Ledger>;
+
+const body = (r: ToolResult) => {
+  const { meta: _m, ...rest } = r;
+  return JSON.stringify(rest);
+};
+
+export function ledgerContract(store: string, make: MakeLedger): void {
+  describe(`ledger contract: ${store}`, () => {
+    const open: Ledger[] = [];
+    const setup = async (ttlMs?: number) => {
+      const clock = fakeClock();
+      const ledger = await make({ now: clock.now, ...(ttlMs !== undefined ? { ttlMs } : {}) });
+      open.push(ledger);
+      return { clock, ledger };
+    };
+    afterEach(async () => {
+      await Promise.all(open.splice(0).map((l) => l.close()));
+    });
+
+    it("replays a completed key byte-for-byte without running the tool", async () => {
+      const { ledger } = await setup();
+      const bank = fakeBank();
+      const records: CallRecord[] = [];
+      const pay = payTool(async (i) => ({ paymentId: bank.pay(i.orderId, undefined, false), orderId: i.orderId }));
+      const gate = createGate({ tools: [pay], ledger, onCall: (r) => void records.push(r) });
+      const first = await gate.call("pay", '{"orderId":"o_1","amountCents":500}', { idempotencyKey: "k1" });
+      const again = await gate.call("pay", { amountCents: 500, orderId: "o_1" }, { idempotencyKey: "k1" });
+      expect(first.ok).toBe(true);
+      expect(body(again)).toBe(body(first));
+      expect(again.meta).toMatchObject({ replayed: true, attempts: 0, tool: "pay", version: "1.0.0" });
+      expect(first.meta.replayed).toBeUndefined();
+      expect(records.map((r) => r.replayed)).toEqual([false, true]);
+      expect(bank.applied).toHaveLength(1);
+      const [entry] = await ledger.list();
+      expect(entry).toMatchObject({ state: "settled", code: "OK", effect: "applied", key: "k1", tool: "pay", attempts: 1 });
+    });
+
+    it("replays a stored failure without running the tool", async () => {
+      const { ledger } = await setup();
+      let runs = 0;
+      const { reject } = await import("../../src/index.js");
+      const pay = payTool(async () => {
+        runs++;
+        throw reject("card declined");
+      });
+      const gate = createGate({ tools: [pay], ledger });
+      const a = await gate.call("pay", { orderId: "o_1", amountCents: 5 }, { idempotencyKey: "k" });
+      const b = await gate.call("pay", { orderId: "o_1", amountCents: 5 }, { idempotencyKey: "k" });
+      expect(a).toMatchObject({ ok: false, code: "REJECTED", message: "card declined", effect: "none" });
+      expect(body(b)).toBe(body(a));
+      expect(b.meta.replayed).toBe(true);
+      expect(runs).toBe(1);
+    });
+
+    it("answers CONFLICT (retryable, retryAfterMs) while the key is in flight, and runs nothing", async () => {
+      const { ledger } = await setup();
+      const gateOpen = deferred();
+      let runs = 0;
+      const pay = payTool(async (i) => {
+        runs++;
+        await gateOpen.promise;
+        return { paymentId: "p1", orderId: i.orderId };
+      });
+      const gate = createGate({ tools: [pay], ledger });
+      const first = gate.call("pay", { orderId: "o_1", amountCents: 5 }, { idempotencyKey: "k" });
+      await waitFor(() => runs === 1);
+      const second = await gate.call("pay", { orderId: "o_1", amountCents: 5 }, { idempotencyKey: "k" });
+      expect(second).toMatchObject({ ok: false, code: "CONFLICT", retryable: true, effect: "unknown" });
+      expect(second.ok === false && second.retryAfterMs !== undefined && second.retryAfterMs > 0).toBe(true);
+      gateOpen.resolve();
+      expect((await first).ok).toBe(true);
+      expect(runs).toBe(1);
+    });
+
+    it("answers CONFLICT (not retryable, 0 effects) when the key is reused with other arguments", async () => {
+      const { ledger } = await setup();
+      const bank = fakeBank();
+      const pay = payTool(async (i) => ({ paymentId: bank.pay(i.orderId, undefined, false), orderId: i.orderId }));
+      const gate = createGate({ tools: [pay], ledger });
+      await gate.call("pay", { orderId: "o_1", amountCents: 5 }, { idempotencyKey: "k" });
+      const other = await gate.call("pay", { orderId: "o_2", amountCents: 5 }, { idempotencyKey: "k" });
+      expect(other).toMatchObject({ ok: false, code: "CONFLICT", retryable: false, effect: "none" });
+      expect(bank.countFor("o_2")).toBe(0);
+      expect(await ledger.list()).toHaveLength(1);
+    });
+
+    it("stores nothing when validation fails", async () => {
+      const { ledger } = await setup();
+      const pay = payTool(async (i) => ({ paymentId: "p", orderId: i.orderId }));
+      const gate = createGate({ tools: [pay], ledger });
+      const r = await gate.call("pay", { orderId: "", amountCents: -1 }, { idempotencyKey: "k" });
+      expect(r).toMatchObject({ ok: false, code: "INVALID_INPUT" });
+      expect(await ledger.list()).toEqual([]);
+      const ok = await gate.call("pay", { orderId: "o", amountCents: 1 }, { idempotencyKey: "k" });
+      expect(ok.ok).toBe(true); // the key was never taken
+    });
+
+    it("treats an expired key as a new request", async () => {
+      const { ledger, clock } = await setup(60_000);
+      const bank = fakeBank();
+      const pay = payTool(async (i) => ({ paymentId: bank.pay(i.orderId, undefined, false), orderId: i.orderId }));
+      const gate = createGate({ tools: [pay], ledger });
+      await gate.call("pay", { orderId: "o_1", amountCents: 5 }, { idempotencyKey: "k" });
+      clock.advance(59_999);
+      expect((await gate.call("pay", { orderId: "o_1", amountCents: 5 }, { idempotencyKey: "k" })).meta.replayed).toBe(true);
+      clock.advance(1);
+      const later = await gate.call("pay", { orderId: "o_1", amountCents: 5 }, { idempotencyKey: "k" });
+      expect(later.ok && later.meta.replayed === undefined && later.meta.attempts === 1).toBe(true);
+      expect(bank.countFor("o_1")).toBe(2);
+      const entries = await ledger.list();
+      expect(entries).toHaveLength(2);
+      expect(entries.filter((e) => e.keyHash !== null)).toHaveLength(1);
+      expect(await ledger.prune()).toBe(1); // the expired one
+      expect(await ledger.list()).toHaveLength(1);
+    });
+
+    it("scopes keys per principal and per tool; the tool's own key applies, the caller's wins", async () => {
+      const { ledger } = await setup();
+      const bank = fakeBank();
+      const exec = async (i: { orderId: string }) => ({ paymentId: bank.pay(i.orderId, undefined, false), orderId: i.orderId });
+      const pay = payTool(exec, { idempotencyKey: (i) => `order:${i.orderId}` });
+      const pay2 = payTool(exec, { name: "pay2" });
+      const gate = createGate({ tools: [pay, pay2], ledger });
+      const a = { principal: { id: "alice" } };
+      const b = { principal: { id: "bob" } };
+      await gate.call("pay", { orderId: "o_1", amountCents: 5 }, a);
+      expect((await gate.call("pay", { orderId: "o_1", amountCents: 5 }, a)).meta.replayed).toBe(true);
+      expect((await gate.call("pay", { orderId: "o_1", amountCents: 5 }, b)).meta.replayed).toBeUndefined();
+      expect((await gate.call("pay", { orderId: "o_1", amountCents: 5 }, { ...a, idempotencyKey: "explicit" })).meta.replayed).toBeUndefined();
+      await gate.call("pay2", { orderId: "o_1", amountCents: 5 }, { ...a, idempotencyKey: "explicit" });
+      expect(bank.countFor("o_1")).toBe(4);
+      const keys = (await ledger.list()).map((e) => e.key).sort();
+      expect(keys).toEqual(["explicit", "explicit", "order:o_1", "order:o_1"]);
+    });
+
+    it("records every write, keyed or not; never reads", async () => {
+      const { ledger } = await setup();
+      const pay = payTool(async (i) => ({ paymentId: "p", orderId: i.orderId }));
+      const { defineTool } = await import("../../src/index.js");
+      const { z } = await import("zod");
+      const read = defineTool({
+        name: "read", version: "1", description: "r", input: z.object({}), output: z.object({}), effect: "read",
+        execute: () => ({}),
+      });
+      const gate = createGate({ tools: [pay, read], ledger });
+      await gate.call("pay", { orderId: "o", amountCents: 1 });
+      await gate.call("pay", { orderId: "o", amountCents: 1 });
+      await gate.call("read", {}, { idempotencyKey: "r" });
+      const entries = await ledger.list();
+      expect(entries).toHaveLength(2);
+      expect(entries.every((e) => e.key === null && e.tool === "pay" && e.state === "settled")).toBe(true);
+      expect(await ledger.get(entries[0]!.callId)).toMatchObject({ id: entries[0]!.id });
+    });
+
+    it("makes recordEffect durable before it resolves, and reports applied effects on failure", async () => {
+      const { ledger } = await setup();
+      let seen: unknown;
+      const pay = payTool(async (_i, ctx) => {
+        await ctx.recordEffect({ kind: "charge", ref: "ch_1" });
+        seen = (await ledger.get(ctx.callId))?.effects;
+        await ctx.recordEffect({ kind: "email", ref: "em_1" });
+        throw new Error("mailer exploded");
+      });
+      const gate = createGate({ tools: [pay], ledger });
+      const r = await gate.call("pay", { orderId: "o", amountCents: 1 }, { idempotencyKey: "k" });
+      expect(seen).toEqual([{ kind: "charge", ref: "ch_1" }]);
+      expect(r).toMatchObject({ ok: false, code: "FAILED", effect: "applied", retryable: false, effects: [{ kind: "charge", ref: "ch_1" }, { kind: "email", ref: "em_1" }] });
+      const [e] = await ledger.list();
+      expect(e).toMatchObject({ state: "settled", effect: "applied", code: "FAILED" });
+      expect(e!.effects).toHaveLength(2);
+      const bad = await gate.call("pay", { orderId: "o", amountCents: 1 }, { idempotencyKey: "k" });
+      expect(bad.meta.replayed).toBe(true);
+      expect(body(bad)).toBe(body(r));
+    });
+
+    it("reports an unknown write outcome, never retries it without a guarantee, and lists it as unresolved", async () => {
+      const { ledger } = await setup();
+      let runs = 0;
+      const pay = payTool(async () => {
+        runs++;
+        throw new Reset("socket hang up");
+      });
+      const gate = createGate({ tools: [pay], ledger });
+      const r = await gate.call("pay", { orderId: "o", amountCents: 1 }, { idempotencyKey: "k" });
+      expect(r).toMatchObject({ ok: false, code: "FAILED", effect: "unknown", retryable: false });
+      expect(runs).toBe(1);
+      const again = await gate.call("pay", { orderId: "o", amountCents: 1 }, { idempotencyKey: "k" });
+      expect(again.meta.replayed).toBe(true);
+      expect(runs).toBe(1);
+      const open = await ledger.unresolved();
+      expect(open).toHaveLength(1);
+      expect(open[0]).toMatchObject({ state: "settled", effect: "unknown", code: "FAILED", key: "k" });
+    });
+
+    it("retries a write whose downstream honours the key; exactly one effect", async () => {
+      const { ledger } = await setup();
+      const bank = fakeBank();
+      let calls = 0;
+      const pay = payTool(
+        async (i, ctx) => {
+          calls++;
+          const id = bank.pay(i.orderId, ctx.idempotencyKey, true);
+          if (calls < 3) throw new Reset("response lost"); // committed, then the answer was lost
+          return { paymentId: id, orderId: i.orderId };
+        },
+        { idempotentDownstream: true },
+      );
+      const gate = createGate({ tools: [pay], ledger });
+      const r = await gate.call("pay", { orderId: "o", amountCents: 1 }, { idempotencyKey: "k" });
+      expect(r).toMatchObject({ ok: true, data: { paymentId: "pay_1" }, meta: { attempts: 3 } });
+      expect(bank.applied).toHaveLength(1);
+      // Without a key there is no guarantee: one attempt only.
+      calls = 0;
+      const unkeyed = await gate.call("pay", { orderId: "o2", amountCents: 1 });
+      expect(unkeyed).toMatchObject({ ok: false, code: "FAILED", effect: "unknown", meta: { attempts: 1 } });
+    });
+
+    it("runs reconcile after an unknown outcome: applied → success (output checked), none → retry, unknown → FAILED", async () => {
+      const { ledger } = await setup();
+      const bank = fakeBank();
+      let lose = 1;
+      const verdicts: string[] = [];
+      const pay = payTool(
+        async (i) => {
+          const id = bank.pay(i.orderId, undefined, false);
+          if (lose-- > 0) throw new Reset("lost");
+          return { paymentId: id, orderId: i.orderId };
+        },
+        {
+          reconcile: async (i) => {
+            if (i.orderId === "unknowable") return verdicts.push("unknown"), { status: "unknown" };
+            if (i.orderId === "broken") return verdicts.push("applied-bad"), { status: "applied", output: { paymentId: 7 } as never };
+            const found = bank.find(i.orderId);
+            verdicts.push(found ? "applied" : "none");
+            return found ? { status: "applied", output: { paymentId: found.id, orderId: i.orderId } } : { status: "none" };
+          },
+        },
+      );
+      const gate = createGate({ tools: [pay], ledger });
+      const applied = await gate.call("pay", { orderId: "o_1", amountCents: 1 }, { idempotencyKey: "a" });
+      expect(applied).toMatchObject({ ok: true, data: { paymentId: "pay_1", orderId: "o_1" }, meta: { attempts: 1 } });
+      expect(bank.countFor("o_1")).toBe(1);
+
+      const none = payTool(
+        async (i) => {
+          if (lose-- > -1) throw new Reset("refused before applying");
+          return { paymentId: bank.pay(i.orderId, undefined, false), orderId: i.orderId };
+        },
+        { name: "pay_none", reconcile: async (i) => (bank.find(i.orderId) ? { status: "unknown" } : { status: "none" }) },
+      );
+      const g2 = createGate({ tools: [none], ledger });
+      const retried = await g2.call("pay_none", { orderId: "o_2", amountCents: 1 }, { idempotencyKey: "b" });
+      expect(retried).toMatchObject({ ok: true, meta: { attempts: 2 } });
+      expect(bank.countFor("o_2")).toBe(1);
+
+      lose = 1;
+      const unknown = await gate.call("pay", { orderId: "unknowable", amountCents: 1 }, { idempotencyKey: "c" });
+      expect(unknown).toMatchObject({ ok: false, code: "FAILED", effect: "unknown", meta: { attempts: 1 } });
+      lose = 1;
+      const badOut = await gate.call("pay", { orderId: "broken", amountCents: 1 }, { idempotencyKey: "d" });
+      expect(badOut).toMatchObject({ ok: false, code: "INVALID_OUTPUT", effect: "applied" });
+      expect(verdicts).toEqual(["applied", "unknown", "applied-bad"]);
+      expect((await ledger.unresolved()).map((e) => e.key)).toEqual(["c"]);
+    });
+
+    it("after a crash (a claim left in flight past its lease): FAILED unknown without a guarantee, takeover with one", async () => {
+      const { ledger, clock } = await setup();
+      const bank = fakeBank();
+      const hang = deferred<never>();
+      const plain = payTool(async (i, ctx) => {
+        bank.pay(i.orderId, ctx.idempotencyKey, true);
+        await ctx.recordEffect({ kind: "payment", ref: "first" });
+        return hang.promise; // the process "dies" here
+      });
+      const crashed = createGate({ tools: [plain], ledger });
+      void crashed.call("pay", { orderId: "o_1", amountCents: 1 }, { idempotencyKey: "k" });
+      await waitFor(async () => (await ledger.list())[0]?.effects.length === 1);
+      const stuck = await ledger.unresolved();
+      expect(stuck).toHaveLength(1);
+      expect(stuck[0]).toMatchObject({ state: "in_flight", effect: "unknown", effects: [{ kind: "payment", ref: "first" }] });
+
+      // Within the lease: still "running".
+      const restarted = createGate({ tools: [payTool(async (i) => ({ paymentId: "x", orderId: i.orderId }))], ledger });
+      expect(await restarted.call("pay", { orderId: "o_1", amountCents: 1 }, { idempotencyKey: "k" })).toMatchObject({ code: "CONFLICT", retryable: true });
+      clock.advance(10 * 60_000);
+      const noGuarantee = await restarted.call("pay", { orderId: "o_1", amountCents: 1 }, { idempotencyKey: "k" });
+      expect(noGuarantee).toMatchObject({ ok: false, code: "FAILED", effect: "applied", effects: [{ kind: "payment", ref: "first" }] });
+      expect(bank.applied).toHaveLength(1);
+
+      let reconciled = 0;
+      const safe = payTool(async (i, ctx) => ({ paymentId: bank.pay(i.orderId, ctx.idempotencyKey, true), orderId: i.orderId }), {
+        reconcile: async (i) => {
+          reconciled++;
+          const p = bank.find(i.orderId);
+          return p ? { status: "applied", output: { paymentId: p.id, orderId: i.orderId } } : { status: "none" };
+        },
+      });
+      const recovered = createGate({ tools: [safe], ledger });
+      const r = await recovered.call("pay", { orderId: "o_1", amountCents: 1 }, { idempotencyKey: "k" });
+      expect(r).toMatchObject({ ok: true, data: { paymentId: "pay_1" }, meta: { attempts: 0 } });
+      expect(reconciled).toBe(1);
+      expect(bank.applied).toHaveLength(1);
+      expect(await ledger.unresolved()).toEqual([]);
+      expect((await ledger.list())[0]).toMatchObject({ state: "settled", code: "OK", claims: 2 });
+    });
+
+    it("50 concurrent calls with one key execute exactly once", async () => {
+      const { ledger } = await setup();
+      const bank = fakeBank();
+      const pay = payTool(async (i) => {
+        await new Promise((r) => setTimeout(r, 20));
+        return { paymentId: bank.pay(i.orderId, undefined, false), orderId: i.orderId };
+      });
+      const gate = createGate({ tools: [pay], ledger });
+      const results = await Promise.all(
+        Array.from({ length: 50 }, () => gate.call("pay", { orderId: "o", amountCents: 1 }, { idempotencyKey: "same" })),
+      );
+      expect(bank.applied).toHaveLength(1);
+      const executed = results.filter((r) => r.ok && r.meta.attempts === 1);
+      const others = results.filter((r) => r.meta.replayed === true || (!r.ok && r.code === "CONFLICT" && r.retryable));
+      expect(executed).toHaveLength(1);
+      expect(others).toHaveLength(49);
+    });
+
+    it("frees the key when nothing ran and a retry should execute (concurrency limit)", async () => {
+      const { ledger } = await setup();
+      const release = deferred();
+      let runs = 0;
+      const pay = payTool(
+        async (i) => {
+          runs++;
+          await release.promise;
+          return { paymentId: "p", orderId: i.orderId };
+        },
+        { concurrency: 1 },
+      );
+      const gate = createGate({ tools: [pay], ledger });
+      const first = gate.call("pay", { orderId: "a", amountCents: 1 }, { idempotencyKey: "a" });
+      await waitFor(() => runs === 1);
+      const busy = await gate.call("pay", { orderId: "b", amountCents: 1 }, { idempotencyKey: "b" });
+      expect(busy).toMatchObject({ ok: false, code: "RETRYABLE", effect: "none", retryable: true });
+      release.resolve();
+      await first;
+      const later = await gate.call("pay", { orderId: "b", amountCents: 1 }, { idempotencyKey: "b" });
+      expect(later).toMatchObject({ ok: true, meta: { attempts: 1 } });
+      expect(later.meta.replayed).toBeUndefined();
+    });
+
+    it("stores no secrets: no arguments, redacted keys, outputs and messages", async () => {
+      const { ledger } = await setup();
+      const canary = "sk-live0CANARY0abcdefghijklmnop";
+      const pay = payTool(async (i) => {
+        if (i.orderId === "fail") throw transient(`upstream said token=${canary}`);
+        return { paymentId: `pay ${canary}`, orderId: i.orderId };
+      });
+      const gate = createGate({ tools: [pay], ledger });
+      const ok = await gate.call("pay", { orderId: "o", amountCents: 1, note: canary }, { idempotencyKey: `key-${canary}`, principal: { id: "u1" } });
+      expect(ok.ok && (ok.data as { paymentId: string }).paymentId.includes(canary)).toBe(true); // the agent gets the real output
+      await gate.call("pay", { orderId: "fail", amountCents: 1, note: canary }, { idempotencyKey: canary });
+      await gate.call("pay", { orderId: "o2", amountCents: 1, note: `password=${canary}` });
+      const dump = JSON.stringify([await ledger.list(), await ledger.unresolved()]);
+      expect(dump).not.toContain("CANARY");
+      expect(dump).not.toContain("note");
+      expect(dump).toContain("[REDACTED]");
+      const replay = await gate.call("pay", { orderId: "o", amountCents: 1, note: canary }, { idempotencyKey: `key-${canary}`, principal: { id: "u1" } });
+      expect(replay).toMatchObject({ ok: true, data: { paymentId: "pay [REDACTED]" }, meta: { replayed: true } });
+    });
+
+    it("settles only under the claim that holds the entry; prune keeps unresolved entries", async () => {
+      const { ledger, clock } = await setup(1_000);
+      const req = { id: crypto.randomUUID(), owner: "o1", callId: "c1", tool: "t", version: "1", principal: null, fingerprint: "f", leaseMs: 100, takeover: true, key: { display: "k", hash: "h" } };
+      const c1 = await ledger.claim(req);
+      expect(c1).toMatchObject({ status: "claimed", resumed: false });
+      expect(await ledger.claim({ ...req, id: crypto.randomUUID(), owner: "o2", fingerprint: "g" })).toMatchObject({ status: "mismatch" });
+      clock.advance(200);
+      const c2 = await ledger.claim({ ...req, id: crypto.randomUUID(), owner: "o2", callId: "c2" });
+      expect(c2).toMatchObject({ status: "claimed", resumed: true, entry: { id: req.id, claims: 2, callId: "c2" } });
+      const s = { code: "OK" as const, effect: "applied" as const, result: '{"ok":true,"data":1}', attempts: 1, releaseKey: false };
+      expect(await ledger.settle(req.id, "o1", s)).toBe(false);
+      await expect(ledger.recordEffect(req.id, "o1", { kind: "x", ref: "y" })).rejects.toThrow();
+      expect(await ledger.settle(req.id, "o2", s)).toBe(true);
+      expect(await ledger.settle(req.id, "o2", s)).toBe(false);
+      expect(await ledger.claim({ ...req, id: crypto.randomUUID(), owner: "o3" })).toMatchObject({ status: "completed" });
+      const u = await ledger.claim({ ...req, id: crypto.randomUUID(), owner: "o4", key: undefined } as never);
+      expect(u).toMatchObject({ status: "claimed" });
+      clock.advance(2_000);
+      expect(await ledger.prune()).toBe(1); // the settled, expired one; the in-flight one stays
+      expect((await ledger.unresolved()).map((e) => e.owner)).toEqual(["o4"]);
+      expect(await ledger.prune({ olderThanMs: 0 })).toBe(0);
+    });
+  });
+}
+
+/** Poll a condition (bounded). */
+export async function waitFor(cond: () => boolean | Promise<boolean>, ms = 5_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await cond()) return;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error("waitFor: condition not met in time");
+}
