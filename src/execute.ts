@@ -13,6 +13,7 @@ import { sleep } from "./policy/deadline.js";
 import type { Breaker } from "./policy/breaker.js";
 import type { RetryBudget } from "./policy/budget.js";
 import { truncate, type Redactor } from "./redact.js";
+import type { UnknownKeyCheck } from "./unknown-keys.js";
 import { reconcileWrite, writeRetryIsSafe, type ReconcileOutcome } from "./reconcile.js";
 
 /** Resolved retry settings for one tool. */
@@ -29,6 +30,8 @@ export interface ToolRuntime {
   readonly timeoutMs: number;
   readonly concurrency: number;
   readonly breaker: Breaker | undefined;
+  /** The unknown-key check against the advertised input schema; absent with `unknownKeys: "strip"`. */
+  readonly unknownKeys: UnknownKeyCheck | undefined;
   inFlight: number;
 }
 
@@ -125,16 +128,16 @@ export async function executeWithPolicy(rt: ToolRuntime, input: unknown, scope: 
     }
     let last: Failure | undefined;
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-      if (rt.breaker !== undefined) {
+      if (rt.breaker !== undefined && rt.breaker.state !== "closed") {
         const adm = rt.breaker.admit(Date.now());
         if (!adm.ok) {
           const f = last ?? _fail("RETRYABLE", MSG.breakerOpen, true, "none");
           return { ok: false, failure: { ...f, retryAfterMs: Math.ceil(adm.retryAfterMs) }, attempts: attempt - 1 };
         }
       }
-      const started = performance.now();
+      const started = env.onAttempt === undefined ? 0 : performance.now();
       const r = await runAttempt(tool, input, scope, attempt, rt.timeoutMs);
-      const durationMs = performance.now() - started;
+      const durationMs = env.onAttempt === undefined ? 0 : performance.now() - started;
       if (r.kind === "value") {
         rt.breaker?.success();
         env.onAttempt?.({ tool: tool.name, version: tool.version, callId: scope.callId, attempt, outcome: "success", durationMs });

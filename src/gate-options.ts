@@ -12,6 +12,7 @@ import { createRetryBudget, UNLIMITED_BUDGET, type RetryBudget, type RetryBudget
 import { createBreaker, type BreakerOptions, type BreakerState } from "./policy/breaker.js";
 import { safeHook, warnOnceOnHookError, type CallRecord, type HookErrorHandler } from "./hooks.js";
 import { listingFor, type ToolListing } from "./json-schema.js";
+import { compileUnknownKeyCheck, type UnknownKeyCheck } from "./unknown-keys.js";
 import type { Ledger } from "./ledger/types.js";
 
 /** What `authorize` and `approve` see: everything decided so far, never raw text. */
@@ -151,6 +152,14 @@ export function resolveGate(o: GateOptions): ResolvedGate {
     const l = listingFor(tool);
     if (!l.ok) bad("E_GATE_SCHEMA", `tool ${JSON.stringify(tool.name)}: its input schema cannot be represented as JSON Schema (${l.reason})`);
     listings.push(l.listing);
+    let unknownKeys: UnknownKeyCheck | undefined;
+    if (tool.unknownKeys !== "strip") {
+      try {
+        unknownKeys = compileUnknownKeyCheck(l.listing.inputSchema);
+      } catch (e) {
+        bad("E_GATE_SCHEMA", `tool ${JSON.stringify(tool.name)}: its advertised input schema does not compile (${e instanceof Error ? e.message : String(e)})`);
+      }
+    }
     const own = tool.retry === false ? { attempts: 1 } : (tool.retry ?? {});
     const breaker =
       o.breaker === false ? undefined : createBreaker(o.breaker ?? {}, onBreaker === undefined ? undefined : (state) => onBreaker({ tool: tool.name, state }));
@@ -164,6 +173,7 @@ export function resolveGate(o: GateOptions): ResolvedGate {
       timeoutMs: tool.timeoutMs ?? timeoutMs,
       concurrency: tool.concurrency ?? concurrency,
       breaker,
+      unknownKeys,
       inFlight: 0,
     });
   }

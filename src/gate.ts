@@ -11,9 +11,7 @@ import { resolveGate, type CallRequest, type GateOptions, type ResolvedGate } fr
 import { hardenText, hardenValue } from "./harden.js";
 import { splitMeta } from "./meta.js";
 import { toSafeIssues, issue } from "./issues.js";
-import { droppedKeys } from "./unknown-keys.js";
 import { executeWithPolicy, failureFor, type ToolRuntime } from "./execute.js";
-import type { CallScope } from "./attempt.js";
 import { claimCall, settleCall, type StepDone } from "./idempotency.js";
 import { classifyError } from "./policy/classify.js";
 import { isPromiseLike } from "./standard.js";
@@ -84,123 +82,113 @@ export function createGate<const T extends readonly AnyTool[]>(options: GateOpti
   };
 }
 
-async function callTool(g: ResolvedGate, name: string, args: unknown, opts: CallOptions | undefined): Promise<ToolResult> {
+/** A call in progress: what the envelope needs, whichever step ends the call. */
+interface Call {
+  readonly g: ResolvedGate;
+  readonly tool: AnyTool | undefined;
+  /** The name as shown in the envelope and the record (never an unbounded echo of the caller's). */
+  readonly name: string;
+  readonly callId: string;
+  readonly startedAt: number;
+  readonly t0: number;
+}
+
+const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/** Resolve the tool and the call's identity; everything after this is the async pipeline. */
+function callTool(g: ResolvedGate, name: string, args: unknown, opts: CallOptions | undefined): Promise<ToolResult> {
   const startedAt = Date.now();
   const t0 = performance.now();
   const rt = typeof name === "string" ? g.runtimes.get(name) : undefined;
-  let callId: string;
-  let attempts = 0;
-  let done: Done;
+  const shown = rt !== undefined ? rt.tool.name : typeof name === "string" && TOOL_NAME.test(name) ? g.redact(name) : "<invalid>";
+  const call = (callId: string): Call => ({ g, tool: rt?.tool, name: shown, callId, startedAt, t0 });
   if (opts !== undefined && !validOptions(opts)) {
-    callId = newCallId();
-    done = { ok: false, failure: _fail("FAILED", MSG.callOptions, false, "none") };
-  } else {
-    callId = opts?.callId ?? newCallId();
-    if (rt === undefined) {
-      done = { ok: false, failure: _fail("UNKNOWN_TOOL", MSG.unknownTool, false, "none") };
-    } else {
-      try {
-        const r = await pipeline(g, rt, args, callId, opts);
-        attempts = r.attempts;
-        done = r.done;
-      } catch {
-        done = { ok: false, failure: _fail("FAILED", MSG.internal, false, rt.tool.effect === "write" ? "unknown" : "none") };
-      }
+    return Promise.resolve(finish(call(newCallId()), { ok: false, failure: _fail("FAILED", MSG.callOptions, false, "none") }, 0));
+  }
+  const c = call(opts?.callId ?? newCallId());
+  if (rt === undefined) return Promise.resolve(finish(c, { ok: false, failure: _fail("UNKNOWN_TOOL", MSG.unknownTool, false, "none") }, 0));
+  return pipeline(c, rt, args, opts);
+}
+
+/** The steps of one call, top to bottom. Never throws. */
+async function pipeline(call: Call, rt: ToolRuntime, args: unknown, opts: CallOptions | undefined): Promise<ToolResult> {
+  const { g, callId } = call;
+  const tool = rt.tool;
+  const fail = (failure: Failure, attempts = 0): ToolResult => finish(call, { ok: false, failure }, attempts);
+  try {
+    // 1. Harden the raw payload: JSON text or value; size, depth, keys. The result is plain data.
+    const hardened = typeof args === "string" ? hardenText(args, g.limits) : hardenValue(args, g.limits);
+    if (!hardened.ok) {
+      const msg = hardened.reason === "json" ? MSG.invalidJson : MSG.limits;
+      return fail(_fail("INVALID_INPUT", msg, false, "none", { issues: [hardened.issue] }));
     }
+
+    // 2. Split the reserved `_meta` envelope.
+    const split = splitMeta(hardened.value);
+    if (!split.ok) return fail(_fail("INVALID_INPUT", MSG.invalidInput, false, "none", { issues: [split.issue] }));
+
+    // 3. Validate input; refuse keys the advertised schema does not allow.
+    let validated = validate(tool.input, split.input);
+    if (isPromiseLike(validated)) validated = await validated;
+    if (validated === "threw") {
+      return fail(_fail("INVALID_INPUT", MSG.validatorThrew, false, "none", { issues: [issue("", "validator_error", MSG.validatorThrew)] }));
+    }
+    if (validated.issues !== undefined) {
+      return fail(_fail("INVALID_INPUT", MSG.invalidInput, false, "none", { issues: toSafeIssues(validated.issues, split.input, g.redact) }));
+    }
+    const input = validated.value;
+    if (rt.unknownKeys !== undefined) {
+      const unknown = rt.unknownKeys(split.input, g.redact);
+      if (unknown.length > 0) return fail(_fail("INVALID_INPUT", MSG.invalidInput, false, "none", { issues: unknown }));
+    }
+
+    // 4. Authorize, then ask for approval when the tool requires it. Both before any effect.
+    if (g.authorize !== undefined || (tool.approval !== undefined && tool.approval !== false)) {
+      const request: CallRequest = { tool: tool.name, version: tool.version, effect: tool.effect, callId, principal: opts?.principal, input, meta: split.meta };
+      const refused = await authorizeAndApprove(g, tool, request);
+      if (refused !== undefined) return fail(refused);
+    }
+
+    // 5. Claim the idempotency key (writes, with a ledger): replay, CONFLICT, or go ahead.
+    let claim = claimCall(g, rt, input, { callId, meta: split.meta, idempotencyKey: opts?.idempotencyKey, principal: opts?.principal, signal: opts?.signal });
+    if (isPromiseLike(claim)) claim = await claim;
+    if (claim.kind === "answer") return finish(call, claim.done, 0);
+
+    // 6. Execute under policy: timeout, classification, retry, breaker, concurrency.
+    const exec = await executeWithPolicy(rt, input, claim.scope, g);
+
+    // 7–8. Validate output (a transport success proves no business rule), then the business check.
+    let done = exec.ok ? verify(g, tool, input, exec.value) : { ok: false as const, failure: exec.failure };
+    if (isPromiseLike(done)) done = await done;
+
+    // 9. Settle the ledger with the outcome.
+    let settled = settleCall(g, claim, done, exec.attempts);
+    if (isPromiseLike(settled)) settled = await settled;
+    return finish(call, settled, exec.attempts);
+  } catch {
+    return fail(_fail("FAILED", MSG.internal, false, tool.effect === "write" ? "unknown" : "none"));
   }
-  return envelope(g, rt?.tool, typeof name === "string" ? name : String(name), callId, attempts, startedAt, t0, done);
 }
 
-/** The steps of one call, top to bottom. */
-async function pipeline(
-  g: ResolvedGate,
-  rt: ToolRuntime,
-  args: unknown,
-  callId: string,
-  opts: CallOptions | undefined,
-): Promise<{ done: Done; attempts: number }> {
-  const tool = rt.tool;
-  const fail = (failure: Failure, attempts = 0) => ({ done: { ok: false, failure } as Done, attempts });
-
-  // 1. Harden the raw payload: JSON text or value; size, depth, keys.
-  const hardened = typeof args === "string" ? hardenText(args, g.limits) : hardenValue(args, g.limits);
-  if (!hardened.ok) {
-    const msg = hardened.reason === "json" ? MSG.invalidJson : MSG.limits;
-    return fail(_fail("INVALID_INPUT", msg, false, "none", { issues: [hardened.issue] }));
-  }
-
-  // 2. Split the reserved `_meta` envelope.
-  const split = splitMeta(hardened.value);
-  if (!split.ok) return fail(_fail("INVALID_INPUT", MSG.invalidInput, false, "none", { issues: [split.issue] }));
-
-  // 3. Validate input; refuse keys the schema dropped.
-  let validated = validate(tool.input, split.input);
-  if (isPromiseLike(validated)) validated = await validated;
-  if (validated === "threw") {
-    return fail(_fail("INVALID_INPUT", MSG.validatorThrew, false, "none", { issues: [issue("", "validator_error", MSG.validatorThrew)] }));
-  }
-  if (validated.issues !== undefined) {
-    return fail(_fail("INVALID_INPUT", MSG.invalidInput, false, "none", { issues: toSafeIssues(validated.issues, split.input, g.redact) }));
-  }
-  const input = validated.value;
-  if (tool.unknownKeys !== "strip") {
-    const dropped = droppedKeys(split.input, input, g.redact);
-    if (dropped.length > 0) return fail(_fail("INVALID_INPUT", MSG.invalidInput, false, "none", { issues: dropped }));
-  }
-
-  // 4. Authorize, then ask for approval when the tool requires it. Both before any effect.
-  const request: CallRequest = {
-    tool: tool.name,
-    version: tool.version,
-    effect: tool.effect,
-    callId,
-    principal: opts?.principal,
-    input,
-    meta: split.meta,
-  };
-  if (g.authorize !== undefined || (tool.approval !== undefined && tool.approval !== false)) {
-    const refused = await authorizeAndApprove(g, tool, request);
-    if (refused !== undefined) return fail(refused);
-  }
-
-  // 5. Claim the idempotency key (writes, with a ledger): replay, CONFLICT, or go ahead.
-  let claim = claimCall(g, rt, input, { callId, meta: split.meta, idempotencyKey: opts?.idempotencyKey, principal: opts?.principal, signal: opts?.signal });
-  if (isPromiseLike(claim)) claim = await claim;
-  if (claim.kind === "answer") return { done: claim.done, attempts: 0 };
-
-  // 6–8. Execute, validate output, business check; then settle the ledger with the outcome.
-  const r = await executeAndVerify(g, rt, input, claim.scope);
-  let settled = settleCall(g, claim, r.done, r.attempts);
-  if (isPromiseLike(settled)) settled = await settled;
-  return { done: settled, attempts: r.attempts };
+/** Output validation and the business check; synchronous unless the schema or the check is async. */
+function verify(g: ResolvedGate, tool: AnyTool, input: unknown, value: unknown): Done | Promise<Done> {
+  const out = validate(tool.output, value);
+  if (isPromiseLike(out)) return out.then((o) => verified(g, tool, input, value, o));
+  return verified(g, tool, input, value, out);
 }
 
-/** Execute under policy, then check what came back. */
-async function executeAndVerify(g: ResolvedGate, rt: ToolRuntime, input: unknown, scope: CallScope): Promise<{ done: Done; attempts: number }> {
-  const tool = rt.tool;
-  const fail = (failure: Failure, attempts = 0) => ({ done: { ok: false, failure } as Done, attempts });
-
-  // 6. Execute under policy: timeout, classification, retry, breaker, concurrency.
-  const exec = await executeWithPolicy(rt, input, scope, g);
-  if (!exec.ok) return fail(exec.failure, exec.attempts);
-
-  // 7. Validate output: a transport success proves no business rule.
-  let out = validate(tool.output, exec.value);
-  if (isPromiseLike(out)) out = await out;
+function verified(g: ResolvedGate, tool: AnyTool, input: unknown, value: unknown, out: StandardSchemaV1.Result<unknown> | "threw"): Done | Promise<Done> {
   const writeEffect = tool.effect === "write" ? "applied" : "none";
   if (out === "threw" || out.issues !== undefined) {
-    const issues = out === "threw" ? [issue("", "validator_error", MSG.invalidOutput)] : toSafeIssues(out.issues, exec.value, g.redact);
-    return fail(_fail("INVALID_OUTPUT", MSG.invalidOutput, false, writeEffect, { issues }), exec.attempts);
+    const issues = out === "threw" ? [issue("", "validator_error", MSG.invalidOutput)] : toSafeIssues(out.issues, value, g.redact);
+    return { ok: false, failure: _fail("INVALID_OUTPUT", MSG.invalidOutput, false, writeEffect, { issues }) };
   }
-
-  // 8. Business check on the valid output.
-  const verdict = tool.check === undefined ? undefined : await businessCheck(tool, out.value, input);
-  if (verdict !== undefined) {
-    if (verdict === "threw") return fail(_fail("FAILED", MSG.checkFailed, false, writeEffect), exec.attempts);
-    return fail(failureFor(classifyError(verdict, undefined), tool.effect, g.redact), exec.attempts);
-  }
-
-  return { done: { ok: true, data: out.value }, attempts: exec.attempts };
+  if (tool.check === undefined) return { ok: true, data: out.value };
+  return businessCheck(tool, out.value, input).then((verdict): Done => {
+    if (verdict === undefined) return { ok: true, data: out.value };
+    if (verdict === "threw") return { ok: false, failure: _fail("FAILED", MSG.checkFailed, false, writeEffect) };
+    return { ok: false, failure: failureFor(classifyError(verdict, undefined), tool.effect, g.redact) };
+  });
 }
 
 function validOptions(o: CallOptions): boolean {
@@ -280,17 +268,10 @@ async function businessCheck(tool: AnyTool, output: unknown, input: unknown): Pr
   }
 }
 
-function envelope(
-  g: ResolvedGate,
-  tool: AnyTool | undefined,
-  name: string,
-  callId: string,
-  attempts: number,
-  startedAt: number,
-  t0: number,
-  done: Done,
-): ToolResult {
-  const durationMs = Math.round((performance.now() - t0) * 1000) / 1000;
+/** Build the envelope and emit the call's record. */
+function finish(call: Call, done: Done, attempts: number): ToolResult {
+  const { g, tool, name, callId } = call;
+  const durationMs = Math.round((performance.now() - call.t0) * 1000) / 1000;
   const version = tool?.version ?? "";
   const meta: CallMeta =
     done.replayed === true ? { tool: name, version, callId, attempts, durationMs, replayed: true } : { tool: name, version, callId, attempts, durationMs };
@@ -298,7 +279,7 @@ function envelope(
   if (g.onCall !== undefined) {
     g.onCall({
       tool: name,
-      version: meta.version,
+      version,
       callId,
       ok: done.ok,
       code: done.ok ? "OK" : done.failure.code,
@@ -307,7 +288,7 @@ function envelope(
       effect: done.ok ? (tool?.effect === "write" ? "applied" : "none") : done.failure.effect,
       retryable: done.ok ? false : done.failure.retryable,
       replayed: done.replayed === true,
-      startedAt,
+      startedAt: call.startedAt,
       ...(!done.ok && done.failure.issues !== undefined ? { issuePaths: done.failure.issues.map((i) => i.path) } : {}),
     });
   }

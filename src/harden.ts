@@ -4,8 +4,11 @@
  * the path where it was found.
  * @module
  */
+import { types } from "node:util";
 import type { Issue } from "./result.js";
 import { issue } from "./issues.js";
+
+const isProxy = types.isProxy;
 
 /** Limits applied to every payload before validation. */
 export interface Limits {
@@ -69,20 +72,21 @@ function refused(reason: HardenReason, path: string, code: string, message: stri
   return { ok: false, reason, issue: issue(path, code, message) };
 }
 
-/** Harden JSON text: size, syntax, duplicate keys and depth (text scan), then the value walk. */
+/** Harden JSON text: size, then duplicate keys and depth (text scan), syntax, then the value walk. */
 export function hardenText(text: string, limits: CompiledLimits): Hardened {
   if (text.length > limits.maxBytes || (text.length * 3 > limits.maxBytes && Buffer.byteLength(text, "utf8") > limits.maxBytes)) {
     return refused("limits", "", "too_large", MSG.tooLarge);
   }
+  // Scan first: a text nested 500,000 deep is refused after ~64 characters instead of parsed.
+  const scanned = scanText(text, limits.maxDepth);
+  if (scanned !== undefined) return scanned;
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
     return refused("json", "", "invalid_json", MSG.json);
   }
-  const scanned = scanText(text, limits.maxDepth);
-  if (scanned !== undefined) return scanned;
-  return hardenValue(value, limits);
+  return hardenWalk(value, limits, false);
 }
 
 interface Frame {
@@ -115,7 +119,12 @@ function scanText(text: string, maxDepth: number): Hardened | undefined {
       }
       const top = frames[frames.length - 1];
       if (top !== undefined && top.keys !== null && top.expectKey) {
-        const key = escaped ? (JSON.parse(text.slice(i, j + 1)) as string) : text.slice(i + 1, j);
+        let key: string;
+        try {
+          key = escaped ? (JSON.parse(text.slice(i, j + 1)) as string) : text.slice(i + 1, j);
+        } catch {
+          return refused("json", "", "invalid_json", MSG.json);
+        }
         if (top.keys.has(key)) return refused("limits", pathOf(key), "duplicate_key", MSG.duplicate);
         top.keys.add(key);
         top.seg = key;
@@ -143,58 +152,76 @@ interface WalkState {
   readonly limits: CompiledLimits;
   readonly path: (string | number)[];
   readonly ancestors: object[];
+  /** Copy while walking (values from a caller); JSON.parse output is already plain and is kept. */
+  readonly copy: boolean;
   problem: Hardened | undefined;
 }
 
-/** Harden a value: JSON-representable, plain, within size and depth, no forbidden keys. Never throws. */
+const FAIL: unique symbol = Symbol("toolgate.harden.fail");
+
+/**
+ * Harden a value: JSON-representable, plain, within size and depth, no forbidden keys. Never throws.
+ * The result is a plain copy, each property read exactly once: a getter or a proxy cannot show
+ * the walk one value and the schema (or the tool) another. Proxies are refused outright.
+ */
 export function hardenValue(value: unknown, limits: CompiledLimits): Hardened {
-  const st: WalkState = { size: 0, limits, path: [], ancestors: [], problem: undefined };
+  return hardenWalk(value, limits, true);
+}
+
+function hardenWalk(value: unknown, limits: CompiledLimits, copy: boolean): Hardened {
+  const st: WalkState = { size: 0, limits, path: [], ancestors: [], copy, problem: undefined };
+  let out: unknown;
   try {
     if (value === undefined) return refused("limits", "", "non_json", MSG.nonJson);
-    walk(value, st);
+    out = walk(value, st);
   } catch {
-    // A throwing getter or proxy: not plain data.
+    // A throwing getter: not plain data.
     return refused("limits", st.path.join("."), "non_json", MSG.nonJson);
   }
-  return st.problem ?? { ok: true, value };
+  if (out === FAIL) return st.problem ?? refused("limits", "", "non_json", MSG.nonJson);
+  return { ok: true, value: out };
 }
 
-function stop(st: WalkState, code: string, message: string, extra?: string): false {
+function stop(st: WalkState, code: string, message: string, extra?: string): typeof FAIL {
   const path = extra === undefined ? st.path.join(".") : [...st.path, extra].join(".");
   st.problem = refused("limits", path, code, message);
-  return false;
+  return FAIL;
 }
 
-function walk(v: unknown, st: WalkState): boolean {
+function walk(v: unknown, st: WalkState): unknown {
   switch (typeof v) {
     case "string":
       st.size += v.length + 2;
       if (st.size > st.limits.maxBytes) return stop(st, "too_large", MSG.tooLarge);
       if (!v.isWellFormed()) return stop(st, "lone_surrogate", MSG.surrogate);
-      return true;
+      return v;
     case "number":
       st.size += 8;
+      if (st.size > st.limits.maxBytes) return stop(st, "too_large", MSG.tooLarge);
       if (!Number.isFinite(v)) return stop(st, "non_finite", MSG.nonFinite);
       if (!st.limits.allowUnsafeIntegers && Number.isInteger(v) && !Number.isSafeInteger(v)) {
         return stop(st, "unsafe_integer", MSG.unsafeInt);
       }
-      return true;
+      return v;
     case "boolean":
       st.size += 5;
-      return true;
+      if (st.size > st.limits.maxBytes) return stop(st, "too_large", MSG.tooLarge);
+      return v;
     case "object": {
       if (v === null) {
         st.size += 4;
-        return true;
+        if (st.size > st.limits.maxBytes) return stop(st, "too_large", MSG.tooLarge);
+        return null;
       }
+      if (st.copy && isProxy(v)) return stop(st, "non_plain_object", MSG.nonPlain);
       if (st.ancestors.length >= st.limits.maxDepth) {
         return st.ancestors.includes(v) ? stop(st, "cycle", MSG.cycle) : stop(st, "too_deep", MSG.tooDeep);
       }
       if (st.ancestors.includes(v)) return stop(st, "cycle", MSG.cycle);
       st.ancestors.push(v);
-      const ok = Array.isArray(v) ? walkArray(v, st) : walkObject(v, st);
+      const out = Array.isArray(v) ? walkArray(v, st) : walkObject(v, st);
       st.ancestors.pop();
-      return ok;
+      return out;
     }
     default:
       // undefined (in an array), bigint, symbol, function
@@ -202,35 +229,44 @@ function walk(v: unknown, st: WalkState): boolean {
   }
 }
 
-function walkArray(v: unknown[], st: WalkState): boolean {
+function walkArray(v: unknown[], st: WalkState): unknown {
   if (Object.getPrototypeOf(v) !== Array.prototype) return stop(st, "non_plain_object", MSG.nonPlain);
   const n = v.length;
   st.size += 2 + n;
   if (st.size > st.limits.maxBytes) return stop(st, "too_large", MSG.tooLarge);
+  const out: unknown[] = st.copy ? new Array<unknown>(n) : v;
   for (let i = 0; i < n; i++) {
     if (!(i in v)) return stop(st, "non_json", MSG.nonJson, String(i));
     st.path.push(i);
-    if (!walk(v[i], st)) return false;
+    const child = walk(v[i], st);
+    if (child === FAIL) return FAIL;
+    if (st.copy) out[i] = child;
     st.path.pop();
   }
-  return true;
+  return out;
 }
 
-function walkObject(v: object, st: WalkState): boolean {
+function walkObject(v: object, st: WalkState): unknown {
   const proto: unknown = Object.getPrototypeOf(v);
   if (proto !== Object.prototype && proto !== null) return stop(st, "non_plain_object", MSG.nonPlain);
   st.size += 2;
   const rec = v as Record<string, unknown>;
+  const out: Record<string, unknown> = st.copy ? {} : rec;
   for (const key of Object.keys(rec)) {
     if (st.limits.forbidden.has(key)) return stop(st, "forbidden_key", MSG.forbidden, key);
     if (!key.isWellFormed()) return stop(st, "lone_surrogate", MSG.surrogate, "<key>");
-    const child = rec[key];
-    if (child === undefined) continue; // absent, as JSON.stringify would drop it
+    const value = rec[key]; // read once: the copy holds exactly what was checked
+    if (value === undefined) continue; // absent, as JSON.stringify would drop it
     st.size += key.length + 4;
+    if (st.size > st.limits.maxBytes) return stop(st, "too_large", MSG.tooLarge, key);
     st.path.push(key);
-    if (!walk(child, st)) return false;
+    const child = walk(value, st);
+    if (child === FAIL) return FAIL;
+    if (st.copy) {
+      if (key === "__proto__") Object.defineProperty(out, key, { value: child, enumerable: true, writable: true, configurable: true });
+      else out[key] = child;
+    }
     st.path.pop();
   }
-  if (st.size > st.limits.maxBytes) return stop(st, "too_large", MSG.tooLarge);
-  return true;
+  return out;
 }

@@ -17,8 +17,9 @@ function isObj(v: unknown): v is Record<string, unknown> {
 
 /**
  * Return a copy of `schema` in which every object schema without an `additionalProperties` rule
- * gets `additionalProperties: false`. Branches of `allOf` are left open: closing each branch of
- * an intersection would refuse the other branch's keys.
+ * gets `additionalProperties: false`. Branches of `allOf` are left open (closing each branch of
+ * an intersection would refuse the other branch's keys); the node holding the `allOf` gets
+ * `unevaluatedProperties: false` instead (draft 2020-12).
  */
 export function closeObjects(schema: JsonSchema): JsonSchema {
   return close(schema, false) as JsonSchema;
@@ -37,9 +38,10 @@ function close(node: unknown, inAllOf: boolean): unknown {
   if (Array.isArray(out.allOf)) out.allOf = out.allOf.map((n) => close(n, true));
   if (isObj(out.additionalProperties)) out.additionalProperties = close(out.additionalProperties, false);
   const isObjectType = out.type === "object" || (Array.isArray(out.type) && out.type.includes("object")) || isObj(out.properties);
-  if (isObjectType && !inAllOf && !("additionalProperties" in out) && !("unevaluatedProperties" in out) && !("patternProperties" in out)) {
-    out.additionalProperties = false;
-  }
+  const open = !inAllOf && !("additionalProperties" in out) && !("unevaluatedProperties" in out) && !("patternProperties" in out);
+  // An intersection: its branches stay open, and the node itself refuses what no branch declares.
+  if (Array.isArray(out.allOf) && open) out.unevaluatedProperties = false;
+  else if (isObjectType && open) out.additionalProperties = false;
   return out;
 }
 

@@ -1,46 +1,64 @@
 /**
- * Unknown keys are refused by default. Validators that strip extra keys (zod's plain `z.object`)
- * report success; comparing what was received with what the schema returned finds every key the
- * schema dropped, at any depth, for any Standard Schema library.
+ * Unknown keys are refused by default, and decided against the schema the gate advertises (the
+ * input side, every object closed by `closeObjects`): the enforced and the advertised contracts
+ * agree by construction. Validators that strip extra keys (zod's plain `z.object`) report
+ * success; the advertised schema, compiled once with Ajv, finds each key it does not allow —
+ * also inside unions and under transforms, where comparing input and output would misjudge.
  * @module
  */
+import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import type { Issue } from "./result.js";
 import { issue, MAX_ISSUES } from "./issues.js";
 import type { Redactor } from "./redact.js";
+import type { JsonSchema } from "./standard.js";
 
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
+/** Finds the keys the advertised schema does not allow; `[]` when there are none. */
+export type UnknownKeyCheck = (received: unknown, redact: Redactor) => Issue[];
+
+let ajv: Ajv2020 | undefined;
+
+function compiler(): Ajv2020 {
+  // Only additionalProperties / unevaluatedProperties verdicts are used; the runtime schema stays
+  // authoritative for everything else, so formats are not validated here.
+  ajv ??= new Ajv2020({ allErrors: true, strict: false, validateFormats: false, validateSchema: false });
+  return ajv;
 }
 
-/** Keys present in `received` (with a defined value) but absent from `parsed`. */
-export function droppedKeys(received: unknown, parsed: unknown, redact: Redactor): Issue[] {
-  const out: Issue[] = [];
-  visit(received, parsed, [], out, redact);
-  return out;
+/** JSON pointer (`/a/0`) to the dot path the envelope uses (`a.0`). */
+function dotted(pointer: string): string[] {
+  if (pointer === "") return [];
+  return pointer
+    .slice(1)
+    .split("/")
+    .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
 }
 
-function visit(r: unknown, p: unknown, path: (string | number)[], out: Issue[], redact: Redactor): void {
-  if (out.length >= MAX_ISSUES) return;
-  if (Array.isArray(r)) {
-    if (!Array.isArray(p) || p.length !== r.length) return;
-    for (let i = 0; i < r.length; i++) {
-      path.push(i);
-      visit(r[i], p[i], path, out, redact);
-      path.pop();
+function unknownKeyOf(e: ErrorObject): string | undefined {
+  if (e.keyword === "additionalProperties") return (e.params as { additionalProperty?: string }).additionalProperty;
+  if (e.keyword === "unevaluatedProperties") return (e.params as { unevaluatedProperty?: string }).unevaluatedProperty;
+  return undefined;
+}
+
+/**
+ * Compile the check for one tool's advertised input schema. Throws if Ajv cannot compile it
+ * (the gate reports that as a configuration error).
+ */
+export function compileUnknownKeyCheck(advertised: JsonSchema): UnknownKeyCheck {
+  const { $schema: _ignored, ...schema } = advertised;
+  const validate: ValidateFunction = compiler().compile(schema);
+  return (received, redact) => {
+    if (validate(received)) return [];
+    const out: Issue[] = [];
+    const seen = new Set<string>();
+    for (const e of validate.errors ?? []) {
+      const key = unknownKeyOf(e);
+      if (key === undefined) continue;
+      const path = [...dotted(e.instancePath), key].join(".");
+      if (seen.has(path)) continue;
+      seen.add(path);
+      out.push(issue(path, "unrecognized_key", "Unknown field", redact));
+      if (out.length >= MAX_ISSUES) break;
     }
-    return;
-  }
-  if (!isPlainObject(r) || !isPlainObject(p)) return;
-  for (const key of Object.keys(r)) {
-    const child = r[key];
-    if (child === undefined) continue;
-    path.push(key);
-    if (!Object.hasOwn(p, key)) {
-      out.push(issue(path.join("."), "unrecognized_key", "Unknown field", redact));
-      if (out.length >= MAX_ISSUES) return;
-    } else {
-      visit(child, p[key], path, out, redact);
-    }
-    path.pop();
-  }
+    return out;
+  };
 }
