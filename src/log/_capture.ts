@@ -1,0 +1,189 @@
+/**
+ * Opt-in capture of arguments and results, redacted before anything is kept: fields the tool's
+ * JSON Schema marks secret are replaced whole, every other string (and key) goes through the
+ * secret patterns, and the walk is bounded in depth, nodes and length whatever it is given.
+ * @module
+ */
+import type { ToolListing } from "../json-schema.js";
+import { truncate, type Redactor } from "../redact.js";
+
+/** What to record besides the call's decision. Default: nothing. */
+export interface CaptureOptions {
+  /** Record the arguments (without `_meta`) of calls whose input was accepted. Default `false`. */
+  readonly arguments?: boolean;
+  /** Record the data of successful calls. Default `false`. */
+  readonly result?: boolean;
+  /** Cap of each captured JSON text, in characters. Default 4,096. */
+  readonly maxLength?: number;
+}
+
+/**
+ * What stands in for a secret field's value.
+ * @example JSON.parse(args).password === SECRET_PLACEHOLDER
+ */
+export const SECRET_PLACEHOLDER = "[REDACTED]";
+
+type JsonObject = Record<string, unknown>;
+
+const MAX_DEPTH = 64;
+const MAX_NODES = 2_000;
+const MAX_STRING = 1_024;
+
+function isObj(v: unknown): v is JsonObject {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/**
+ * A schema node marks its value secret through metadata: `secret`, `x-secret`, `writeOnly` or `format: "password"`.
+ * @example isSecretSchema(z.string().meta({ secret: true })["~standard"].jsonSchema.input({ target: "draft-2020-12" })) // true
+ */
+export function isSecretSchema(s: JsonObject): boolean {
+  return s.secret === true || s["x-secret"] === true || s.writeOnly === true || s.format === "password";
+}
+
+/** Resolve `$ref` (local pointers only) and flatten `allOf`/`anyOf`/`oneOf`: every schema that may apply. */
+function expand(s: unknown, root: JsonObject, out: JsonObject[], seen: Set<unknown>): void {
+  if (!isObj(s) || seen.has(s) || out.length > 64) return;
+  seen.add(s);
+  out.push(s);
+  if (typeof s.$ref === "string") expand(resolveRef(s.$ref, root), root, out, seen);
+  for (const k of ["allOf", "anyOf", "oneOf"] as const) {
+    const list = s[k];
+    if (Array.isArray(list)) for (const b of list) expand(b, root, out, seen);
+  }
+}
+
+function resolveRef(ref: string, root: JsonObject): unknown {
+  if (ref === "#") return root;
+  if (!ref.startsWith("#/")) return undefined;
+  let cur: unknown = root;
+  for (const raw of ref.slice(2).split("/")) {
+    const seg = raw.replace(/~1/g, "/").replace(/~0/g, "~");
+    if (!isObj(cur) || !Object.hasOwn(cur, seg)) return undefined;
+    cur = cur[seg];
+  }
+  return cur;
+}
+
+function childrenForKey(schemas: readonly JsonObject[], key: string): JsonObject[] {
+  const out: JsonObject[] = [];
+  for (const s of schemas) {
+    const props = s.properties;
+    if (isObj(props) && Object.hasOwn(props, key) && isObj(props[key])) {
+      out.push(props[key]);
+      continue;
+    }
+    const pattern = s.patternProperties;
+    let matched = false;
+    if (isObj(pattern)) {
+      for (const [re, sub] of Object.entries(pattern)) {
+        try {
+          if (isObj(sub) && new RegExp(re, "u").test(key)) {
+            out.push(sub);
+            matched = true;
+          }
+        } catch {
+          // an invalid pattern marks nothing
+        }
+      }
+    }
+    if (!matched && isObj(s.additionalProperties)) out.push(s.additionalProperties);
+  }
+  return out;
+}
+
+function childrenForIndex(schemas: readonly JsonObject[], i: number): JsonObject[] {
+  const out: JsonObject[] = [];
+  for (const s of schemas) {
+    const prefix = s.prefixItems;
+    if (Array.isArray(prefix) && i < prefix.length && isObj(prefix[i])) out.push(prefix[i] as JsonObject);
+    else if (isObj(s.items)) out.push(s.items);
+  }
+  return out;
+}
+
+interface Walk {
+  readonly root: JsonObject | undefined;
+  readonly redact: Redactor;
+  nodes: number;
+}
+
+function walk(v: unknown, direct: readonly JsonObject[], st: Walk, depth: number, skipKey?: string): unknown {
+  const schemas: JsonObject[] = [];
+  if (st.root !== undefined) for (const s of direct) expand(s, st.root, schemas, new Set());
+  if (schemas.some(isSecretSchema)) return SECRET_PLACEHOLDER;
+  if (++st.nodes > MAX_NODES || depth > MAX_DEPTH) return "[TRUNCATED]";
+  switch (typeof v) {
+    case "string":
+      return st.redact(truncate(v, MAX_STRING));
+    case "number":
+    case "boolean":
+      return v;
+    case "object": {
+      if (v === null) return null;
+      if (Array.isArray(v)) {
+        const out: unknown[] = [];
+        for (let i = 0; i < v.length; i++) {
+          if (st.nodes > MAX_NODES) {
+            out.push("[TRUNCATED]");
+            break;
+          }
+          out.push(walk(v[i], childrenForIndex(schemas, i), st, depth + 1));
+        }
+        return out;
+      }
+      const out: JsonObject = {};
+      let n = 0;
+      for (const key of Object.keys(v)) {
+        if (key === skipKey) continue;
+        if (st.nodes > MAX_NODES) {
+          out["[TRUNCATED]"] = true;
+          break;
+        }
+        const safeKey = st.redact(truncate(key, 200));
+        const name = Object.hasOwn(out, safeKey) ? `${safeKey}#${++n}` : safeKey;
+        Object.defineProperty(out, name, {
+          value: walk((v as JsonObject)[key], childrenForKey(schemas, key), st, depth + 1),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
+      }
+      return out;
+    }
+    default:
+      return "[UNSUPPORTED]";
+  }
+}
+
+/**
+ * Redact one value for capture and serialize it, at most `maxLength` characters. Never throws:
+ * anything it cannot walk (a proxy, a getter that throws) is captured as `"[UNAVAILABLE]"`.
+ */
+export function captureValue(value: unknown, schema: unknown, redact: Redactor, maxLength: number, skipTopKey?: string): string {
+  try {
+    const root = isObj(schema) ? schema : undefined;
+    const redacted = walk(value, root === undefined ? [] : [root], { root, redact, nodes: 0 }, 0, skipTopKey);
+    return truncate(JSON.stringify(redacted) ?? "null", maxLength);
+  } catch {
+    return '"[UNAVAILABLE]"';
+  }
+}
+
+/** The arguments of an accepted call, as the tool saw them: JSON text parsed, `_meta` dropped. */
+export function captureArguments(args: unknown, listing: ToolListing | undefined, redact: Redactor, maxLength: number): string {
+  let value: unknown = args;
+  if (typeof args === "string") {
+    try {
+      value = JSON.parse(args);
+    } catch {
+      return '"[UNAVAILABLE]"';
+    }
+  }
+  return captureValue(value, listing?.inputSchema, redact, maxLength, "_meta");
+}
+
+/** The data of a successful call, redacted by the output schema. */
+export function captureResult(data: unknown, listing: ToolListing | undefined, redact: Redactor, maxLength: number): string {
+  return captureValue(data, listing?.outputSchema, redact, maxLength);
+}

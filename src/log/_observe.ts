@@ -1,0 +1,243 @@
+/**
+ * The machinery shared by the span recorder and the call log: gate hooks that correlate attempt
+ * events with their call, and a gate wrapper that opens the call's scope before it starts (so a
+ * span is the active context while the tool runs) and sees the arguments and the result (for
+ * opt-in capture). A driver turns each finished call into a span or a line.
+ * @module
+ */
+import { AsyncLocalStorage } from "node:async_hooks";
+import type { CallRecord } from "../hooks.js";
+import type { AttemptEvent } from "../execute.js";
+import type { BreakerState } from "../policy/breaker.js";
+import type { CallOptions, Gate } from "../gate.js";
+import type { ToolResult } from "../result.js";
+import type { ToolListing } from "../json-schema.js";
+import { createRedactor, type RedactOptions, type Redactor } from "../redact.js";
+import { ToolgateConfigError } from "../errors.js";
+import { attemptSummary, memoRedactor, safeToolName, summarize, type AttemptSummary, type CallSummary, type SummaryContext, type SummaryExtras } from "./_summary.js";
+import { captureArguments, captureResult, type CaptureOptions } from "./_capture.js";
+
+/** Options shared by the OpenTelemetry recorder and the call log. */
+export interface ObserverOptions {
+  /** Opt-in capture of arguments and results (redacted); needs `instrument(gate)`. Default: nothing captured. */
+  readonly capture?: CaptureOptions;
+  /** Secret patterns, as for `createGate` (pass the same). Default: {@link DEFAULT_SECRET_PATTERNS}. */
+  readonly redact?: RedactOptions;
+  /** `gen_ai.tool.type` of every call. Default `"function"`. */
+  readonly toolType?: string;
+  /** Where a failure of the recorder itself goes (a sink or exporter that throws). Default: one process warning. */
+  readonly onError?: (error: unknown) => void;
+}
+
+/** The hooks to spread into `createGate` options. */
+export interface ObserverHooks {
+  onCall(record: CallRecord): void;
+  onAttempt(event: AttemptEvent): void;
+  onBreakerChange(event: { readonly tool: string; readonly state: BreakerState }): void;
+}
+
+/** Hooks for `createGate`, and a wrapper for the gate they were given to. */
+export interface GateObserver {
+  /** Spread into `createGate({ ...observer.hooks })`. Alone they record every call after it finished. */
+  readonly hooks: ObserverHooks;
+  /**
+   * Wrap the gate: each call's scope opens before it starts (spans become the active context for
+   * the tool's own spans) and opt-in capture sees the arguments and the result. Returns a gate
+   * with the same methods.
+   */
+  instrument<G extends Gate>(gate: G): G;
+}
+
+/** The scope a driver opened for one call. */
+export interface CallStart<H> {
+  readonly handle: H;
+  run<R>(fn: () => R): R;
+}
+
+/** What turns finished calls into output. */
+export interface ObserverDriver<H> {
+  /** Open a call's scope (wrapper only); `tool` is the sanitized tool name. */
+  start?(tool: string, startTime: number): CallStart<H>;
+  /** One finished call; `handle` is what `start` returned, when it ran. */
+  finish(summary: CallSummary, handle: H | undefined): void;
+  /** A breaker changed state. */
+  breaker?(tool: string, state: BreakerState, time: number): void;
+  /** The tools of an instrumented gate. */
+  attach?(listings: readonly ToolListing[]): void;
+}
+
+interface Pending {
+  readonly name: unknown;
+  callId: string | undefined;
+  readonly attempts: AttemptSummary[];
+  record: CallRecord | undefined;
+}
+
+const MAX_PENDING = 10_000;
+let warned = false;
+
+/** Default `onError`: one process warning per process. */
+export function _warnOnce(error: unknown): void {
+  if (warned) return;
+  warned = true;
+  const why = error instanceof Error ? error.name : typeof error;
+  process.emitWarning(`toolgate: a telemetry recorder failed (${why}); the call's result is unaffected`, { code: "TOOLGATE_TELEMETRY" });
+}
+
+function bad(message: string): never {
+  throw new ToolgateConfigError("E_TELEMETRY_OPTIONS", `telemetry: ${message}`);
+}
+
+function now(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+/** Build the hooks and the wrapper around one driver. */
+export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOptions = {}): GateObserver {
+  const redact: Redactor = createRedactor(options.redact);
+  const toolType = options.toolType ?? "function";
+  if (typeof toolType !== "string" || toolType.length === 0) bad("toolType must be a non-empty string");
+  const ctx: SummaryContext = { redact, stable: memoRedactor(redact), toolType };
+  const report = options.onError ?? _warnOnce;
+  if (typeof report !== "function") bad("onError must be a function");
+  const capture = options.capture ?? {};
+  if (typeof capture !== "object" || capture === null) bad("capture must be an object");
+  const maxLength = capture.maxLength ?? 4_096;
+  if (!Number.isInteger(maxLength) || maxLength < 16) bad("capture.maxLength must be an integer ≥ 16 (characters)");
+  const store = new AsyncLocalStorage<Pending>();
+  const waiting = new Map<string, AttemptSummary[]>();
+
+  const emit = (summary: CallSummary, handle: H | undefined): void => {
+    try {
+      driver.finish(summary, handle);
+    } catch (e) {
+      report(e);
+    }
+  };
+  const mine = (e: Pending | undefined, tool: string, callId: string): e is Pending =>
+    e !== undefined && e.record === undefined && e.name === tool && (e.callId === undefined || e.callId === callId);
+
+  const hooks: ObserverHooks = {
+    onAttempt(ev) {
+      const a = attemptSummary(ev, now());
+      const e = store.getStore();
+      if (mine(e, ev.tool, ev.callId)) {
+        e.callId = ev.callId;
+        e.attempts.push(a);
+        return;
+      }
+      const key = `${ev.tool}\u0000${ev.callId}`;
+      const list = waiting.get(key);
+      if (list !== undefined) {
+        if (list.length < 16) list.push(a);
+        return;
+      }
+      if (waiting.size >= MAX_PENDING) waiting.delete(waiting.keys().next().value as string);
+      waiting.set(key, [a]);
+    },
+    onCall(r) {
+      const e = store.getStore();
+      if (mine(e, r.tool, r.callId)) {
+        e.record = r;
+        return;
+      }
+      const key = `${r.tool}\u0000${r.callId}`;
+      const attempts = waiting.get(key) ?? [];
+      waiting.delete(key);
+      emit(summarize(r, attempts, ctx), undefined);
+    },
+    onBreakerChange(ev) {
+      try {
+        driver.breaker?.(safeToolName(ev.tool, ctx.stable), ev.state, now());
+      } catch (e) {
+        report(e);
+      }
+    },
+  };
+
+  const instrument = <G extends Gate>(gate: G): G => {
+    let listings = new Map(gate.list().map((l) => [l.name, l]));
+    driver.attach?.([...listings.values()]);
+    // A gate's tools can change (a proxy whose upstream changed): look again on a miss.
+    const listingOf = (tool: string): ToolListing | undefined => {
+      if (!listings.has(tool)) listings = new Map(gate.list().map((l) => [l.name, l]));
+      return listings.get(tool);
+    };
+    const call = async (name: string, args: unknown, opts?: CallOptions): Promise<ToolResult> => {
+      const startTime = now();
+      const entry: Pending = { name, callId: undefined, attempts: [], record: undefined };
+      let started: CallStart<H> | undefined;
+      try {
+        started = driver.start?.(safeToolName(name, ctx.stable), startTime);
+      } catch (e) {
+        report(e);
+      }
+      const run = (): Promise<ToolResult> => store.run(entry, () => gate.call(name, args, opts));
+      let result: ToolResult;
+      try {
+        result = await (started === undefined ? run() : started.run(run));
+      } catch (error) {
+        // gate.call never throws; if a foreign gate does, the span still ends.
+        emit(summarize(thrownRecord(name, startTime, now()), entry.attempts, ctx), started?.handle);
+        throw error;
+      }
+      try {
+        const record = entry.record ?? recordFromResult(gate, name, result, startTime);
+        const extras: { -readonly [K in keyof SummaryExtras]: SummaryExtras[K] } = {};
+        if (!result.ok && result.retryAfterMs !== undefined) extras.retryAfterMs = result.retryAfterMs;
+        // Both conditions imply a tool the gate has, so a lookup never runs for invented names.
+        if (capture.arguments === true && inputAccepted(record)) extras.arguments = captureArguments(args, listingOf(record.tool), redact, maxLength);
+        if (capture.result === true && result.ok) extras.result = captureResult(result.data, listingOf(record.tool), redact, maxLength);
+        emit(summarize(record, entry.attempts, ctx, extras), started?.handle);
+      } catch (e) {
+        report(e);
+      }
+      return result;
+    };
+    return { ...gate, call } as G;
+  };
+
+  return { hooks, instrument };
+}
+
+/** The input passed hardening and validation (only then are arguments safe to walk and worth keeping). */
+function inputAccepted(r: CallRecord): boolean {
+  if (r.version === "" || r.code === "UNKNOWN_TOOL" || r.code === "INVALID_INPUT") return false;
+  return !(r.code === "FAILED" && r.attempts === 0);
+}
+
+/** When the gate's hooks were not wired, the envelope says nearly as much as the record. */
+function recordFromResult(gate: Gate, name: string, r: ToolResult, startedAt: number): CallRecord {
+  const m = r.meta;
+  const write = gate.tool(name)?.effect === "write";
+  return {
+    tool: m.tool,
+    version: m.version,
+    callId: m.callId,
+    ok: r.ok,
+    code: r.ok ? "OK" : r.code,
+    attempts: m.attempts,
+    durationMs: m.durationMs,
+    effect: r.ok ? (write ? "applied" : "none") : r.effect,
+    retryable: r.ok ? false : r.retryable,
+    replayed: m.replayed === true,
+    startedAt,
+    ...(!r.ok && r.issues !== undefined ? { issuePaths: r.issues.map((i) => i.path) } : {}),
+  };
+}
+
+function thrownRecord(name: unknown, startedAt: number, end: number): CallRecord {
+  return {
+    tool: typeof name === "string" ? name : "",
+    version: "",
+    callId: "",
+    ok: false,
+    code: "FAILED",
+    attempts: 0,
+    durationMs: end - startedAt,
+    effect: "unknown",
+    retryable: false,
+    replayed: false,
+    startedAt,
+  };
+}
