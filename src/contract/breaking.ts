@@ -1,0 +1,259 @@
+/**
+ * Breaking-change detection between two contract snapshots. Input side: a change is breaking
+ * when the new schema refuses a call the old one accepted (a field removed or renamed, newly
+ * required, a narrowed type or enum, a tightened bound, an object closed). Output side: when the
+ * new schema lets the tool return what the old one promised it would not (a field removed or
+ * made optional, a widened type or enum, a loosened bound). A breaking change needs a version bump.
+ * @module
+ */
+import type { JsonSchema } from "../standard.js";
+import type { ContractSnapshot } from "./snapshot.js";
+import { deref, isObj, requiredOf, typesOf } from "./_schema.js";
+
+/** What changed. */
+export type ChangeKind =
+  | "tool_removed" | "tool_added"
+  | "field_removed" | "field_added" | "field_now_required" | "field_now_optional"
+  | "type_narrowed" | "type_widened" | "enum_narrowed" | "enum_widened"
+  | "bound_tightened" | "bound_loosened" | "closed" | "opened"
+  | "constraint_added" | "constraint_removed" | "constraint_changed"
+  | "union_narrowed" | "union_widened" | "schema_changed" | "output_schema_removed";
+
+/** One change between the snapshots. */
+export interface ContractChange {
+  readonly side: "input" | "output" | "tool";
+  /** Field path (`a.b`, `*` for items; `""` for the root). */
+  readonly path: string;
+  readonly kind: ChangeKind;
+  readonly breaking: boolean;
+  /** One line: what changed. */
+  readonly detail: string;
+}
+
+/** One tool's changes. */
+export interface ToolChanges {
+  readonly name: string;
+  /** `null` when the tool is new. */
+  readonly oldVersion: string | null;
+  /** `null` when the tool was removed. */
+  readonly newVersion: string | null;
+  readonly changes: readonly ContractChange[];
+  /** At least one change is breaking. */
+  readonly breaking: boolean;
+  /** The version changed in a way that announces a breaking change (see {@link versionBumped}). */
+  readonly versionBumped: boolean;
+  /** Not breaking, or breaking with a version bump (a removed tool is never ok). */
+  readonly ok: boolean;
+}
+
+/** The `breaking` part of the check report. */
+export interface BreakingReport {
+  readonly ok: boolean;
+  readonly tools: readonly ToolChanges[];
+}
+
+const SEMVER = /^v?(\d+)(?:\.(\d+)(?:\.(\d+)(?:[-+][0-9A-Za-z.+-]+)?)?)?$/;
+
+/**
+ * Does `next` announce a breaking change over `prev`? Semver-like versions (`2`, `1.4`, `1.4.2`)
+ * need a higher major (or, below 1.0.0, a higher minor); any other version string just has to differ.
+ * @example
+ * versionBumped("1.2.0", "2.0.0"); // true
+ * versionBumped("1.2.0", "1.3.0"); // false
+ * versionBumped("2026-01", "2026-02"); // true
+ */
+export function versionBumped(prev: string, next: string): boolean {
+  const a = SEMVER.exec(prev);
+  const b = SEMVER.exec(next);
+  if (a === null || b === null) return prev !== next;
+  const [amaj, amin, bmaj, bmin] = [Number(a[1]), Number(a[2] ?? 0), Number(b[1]), Number(b[2] ?? 0)];
+  if (bmaj !== amaj) return bmaj > amaj;
+  return amaj === 0 && bmin > amin;
+}
+
+interface Ctx {
+  readonly side: "input" | "output";
+  readonly oldRoot: JsonSchema;
+  readonly newRoot: JsonSchema;
+  readonly out: ContractChange[];
+}
+
+const show = (p: string): string => (p === "" ? "(root)" : p);
+const join = (p: string, k: string): string => (p === "" ? k : `${p}.${k}`);
+const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+
+/** Record a change that narrows (new accepts less) or widens; breaking depends on the side. */
+function change(c: Ctx, path: string, kind: ChangeKind, narrowing: boolean, detail: string): void {
+  c.out.push({ side: c.side, path, kind, breaking: c.side === "input" ? narrowing : !narrowing, detail: `${show(path)}: ${detail}` });
+}
+
+function typeSet(s: JsonSchema): Set<string> | undefined {
+  const t = typesOf(s);
+  if (t.length === 0) return isObj(s.properties) ? new Set(["object"]) : undefined;
+  return new Set(t);
+}
+
+const covers = (set: Set<string>, t: string): boolean => set.has(t) || (t === "integer" && set.has("number"));
+
+function enumOf(s: JsonSchema): string[] | undefined {
+  if ("const" in s) return [JSON.stringify(s.const)];
+  return Array.isArray(s.enum) ? s.enum.map((v) => JSON.stringify(v)) : undefined;
+}
+
+const LOWER = ["minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties"] as const;
+const UPPER = ["maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties"] as const;
+const EXACT = ["pattern", "format", "multipleOf", "uniqueItems"] as const;
+
+function compare(c: Ctx, oldNode: unknown, newNode: unknown, path: string, depth: number): void {
+  if (depth > 32 || same(oldNode, newNode)) return;
+  if (!isObj(oldNode) || !isObj(newNode)) {
+    if (oldNode === false || newNode === true) change(c, path, "schema_changed", newNode === false, "schema changed from true/false");
+    else change(c, path, "schema_changed", true, "schema replaced");
+    return;
+  }
+  const o = deref(c.oldRoot, oldNode);
+  const n = deref(c.newRoot, newNode);
+  if (same(o, n)) return;
+  const bo = branchesOf(o);
+  const bn = branchesOf(n);
+  if (bo !== undefined || bn !== undefined) {
+    // A union on either side: compare branch sets (a plain schema is a union of one).
+    compareUnions(c, bo ?? [o], bn ?? [n], path, depth);
+    return;
+  }
+  const to = typeSet(o);
+  const tn = typeSet(n);
+  if (to === undefined && tn !== undefined) change(c, path, "type_narrowed", true, `any type → ${[...tn].join("|")}`);
+  else if (to !== undefined && tn === undefined) change(c, path, "type_widened", false, `${[...to].join("|")} → any type`);
+  else if (to !== undefined && tn !== undefined) {
+    const lost = [...to].filter((t) => !covers(tn, t));
+    const gained = [...tn].filter((t) => !covers(to, t));
+    if (lost.length > 0) change(c, path, "type_narrowed", true, `type no longer allows ${lost.join(", ")}`);
+    if (gained.length > 0) change(c, path, "type_widened", false, `type now also allows ${gained.join(", ")}`);
+  }
+  const eo = enumOf(o);
+  const en = enumOf(n);
+  if (en !== undefined && (eo === undefined || eo.some((v) => !en.includes(v)))) {
+    change(c, path, "enum_narrowed", true, eo === undefined ? `now limited to ${en.join(", ")}` : `no longer allows ${eo.filter((v) => !en.includes(v)).join(", ")}`);
+  }
+  if (eo !== undefined && (en === undefined || en.some((v) => !eo.includes(v)))) {
+    change(c, path, "enum_widened", false, en === undefined ? "no longer limited to a list" : `now also allows ${en.filter((v) => !eo.includes(v)).join(", ")}`);
+  }
+  for (const k of [...LOWER, ...UPPER]) {
+    const a = typeof o[k] === "number" ? (o[k] as number) : undefined;
+    const b = typeof n[k] === "number" ? (n[k] as number) : undefined;
+    if (a === b) continue;
+    const lower = (LOWER as readonly string[]).includes(k);
+    const tighter = a === undefined || (b !== undefined && (lower ? b > a : b < a));
+    change(c, path, tighter ? "bound_tightened" : "bound_loosened", tighter, `${k} ${a ?? "none"} → ${b ?? "none"}`);
+  }
+  for (const k of EXACT) {
+    if (same(o[k], n[k])) continue;
+    const kind = o[k] === undefined ? "constraint_added" : n[k] === undefined ? "constraint_removed" : "constraint_changed";
+    change(c, path, kind, kind !== "constraint_removed", `${k} ${JSON.stringify(o[k]) ?? "none"} → ${JSON.stringify(n[k]) ?? "none"}`);
+  }
+  compareObjects(c, o, n, path, depth);
+  compareArrays(c, o, n, path, depth);
+  for (const k of ["allOf", "not", "if", "then", "else", "propertyNames", "dependentRequired", "dependentSchemas", "patternProperties"] as const) {
+    if (!same(o[k], n[k])) change(c, path, "schema_changed", true, `\`${k}\` changed (treated as breaking)`);
+  }
+}
+
+function compareObjects(c: Ctx, o: JsonSchema, n: JsonSchema, path: string, depth: number): void {
+  const po = isObj(o.properties) ? o.properties : undefined;
+  const pn = isObj(n.properties) ? n.properties : undefined;
+  if (po === undefined && pn === undefined && o.additionalProperties === undefined && n.additionalProperties === undefined) return;
+  const ro = requiredOf(o);
+  const rn = requiredOf(n);
+  const input = c.side === "input";
+  for (const [k, sub] of Object.entries(po ?? {})) {
+    const p = join(path, k);
+    if (pn === undefined || !Object.hasOwn(pn, k)) {
+      c.out.push({ side: c.side, path: p, kind: "field_removed", breaking: true, detail: `${p}: field removed or renamed` });
+      continue;
+    }
+    if (!ro.has(k) && rn.has(k)) c.out.push({ side: c.side, path: p, kind: "field_now_required", breaking: input, detail: `${p}: optional → required` });
+    if (ro.has(k) && !rn.has(k)) c.out.push({ side: c.side, path: p, kind: "field_now_optional", breaking: !input, detail: `${p}: required → optional` });
+    compare(c, sub, pn[k], p, depth + 1);
+  }
+  for (const k of Object.keys(pn ?? {})) {
+    if (po !== undefined && Object.hasOwn(po, k)) continue;
+    const p = join(path, k);
+    const req = rn.has(k);
+    c.out.push({ side: c.side, path: p, kind: "field_added", breaking: input && req, detail: `${p}: ${req ? "required" : "optional"} field added` });
+  }
+  const ao = o.additionalProperties;
+  const an = n.additionalProperties;
+  if (ao !== false && an === false) change(c, path, "closed", true, "no longer accepts extra keys");
+  else if (ao === false && an !== false) change(c, path, "opened", false, "now accepts extra keys");
+  else if (isObj(ao) && isObj(an)) compare(c, ao, an, join(path, "*"), depth + 1);
+}
+
+function compareArrays(c: Ctx, o: JsonSchema, n: JsonSchema, path: string, depth: number): void {
+  const po = Array.isArray(o.prefixItems) ? o.prefixItems : [];
+  const pn = Array.isArray(n.prefixItems) ? n.prefixItems : [];
+  for (let i = 0; i < Math.max(po.length, pn.length); i++) compare(c, po[i] ?? true, pn[i] ?? true, join(path, String(i)), depth + 1);
+  if (o.items !== undefined || n.items !== undefined) compare(c, o.items ?? true, n.items ?? true, join(path, "*"), depth + 1);
+}
+
+function branchesOf(s: JsonSchema): unknown[] | undefined {
+  const list = [...(Array.isArray(s.anyOf) ? s.anyOf : []), ...(Array.isArray(s.oneOf) ? s.oneOf : [])];
+  return list.length > 0 ? list : undefined;
+}
+
+function compareUnions(c: Ctx, bo: unknown[], bn: unknown[], path: string, depth: number): void {
+  // Old → new branch pairs that differ only compatibly (for this side) count as the same branch.
+  const fine = (a: unknown, b: unknown): boolean => {
+    const probe: Ctx = { ...c, out: [] };
+    compare(probe, a, b, path, depth + 1);
+    return probe.out.every((x) => !x.breaking);
+  };
+  const eq = (a: unknown, b: unknown): boolean => same(isObj(a) ? deref(c.oldRoot, a) : a, isObj(b) ? deref(c.newRoot, b) : b);
+  if (c.side === "input") {
+    const lost = bo.filter((a) => !bn.some((b) => fine(a, b)));
+    const added = bn.filter((b) => !bo.some((a) => eq(a, b)));
+    if (lost.length > 0) change(c, path, "union_narrowed", true, `${lost.length} union branch(es) removed or narrowed`);
+    else if (added.length > 0) change(c, path, "union_widened", false, `${added.length} union branch(es) added or widened`);
+  } else {
+    const uncovered = bn.filter((b) => !bo.some((a) => fine(a, b)));
+    const dropped = bo.filter((a) => !bn.some((b) => eq(a, b)));
+    if (uncovered.length > 0) change(c, path, "union_widened", false, `${uncovered.length} union branch(es) added or widened`);
+    else if (dropped.length > 0) change(c, path, "union_narrowed", true, `${dropped.length} union branch(es) removed or narrowed`);
+  }
+}
+
+/**
+ * Compare two snapshots (old → new).
+ * @example
+ * const report = compareSnapshots(JSON.parse(readFileSync("contracts.json", "utf8")), snapshotOf(gate.list()));
+ * for (const t of report.tools) if (!t.ok) console.log(t.name, t.changes.filter((c) => c.breaking));
+ */
+export function compareSnapshots(prev: ContractSnapshot, next: ContractSnapshot): BreakingReport {
+  const tools: ToolChanges[] = [];
+  const names = [...new Set([...Object.keys(prev.tools), ...Object.keys(next.tools)])].sort();
+  for (const name of names) {
+    const a = prev.tools[name];
+    const b = next.tools[name];
+    if (b === undefined) {
+      const changes: ContractChange[] = [{ side: "tool", path: "", kind: "tool_removed", breaking: true, detail: `tool ${name} removed` }];
+      tools.push({ name, oldVersion: a?.version ?? null, newVersion: null, changes, breaking: true, versionBumped: false, ok: false });
+      continue;
+    }
+    if (a === undefined) {
+      const changes: ContractChange[] = [{ side: "tool", path: "", kind: "tool_added", breaking: false, detail: `tool ${name} added` }];
+      tools.push({ name, oldVersion: null, newVersion: b.version, changes, breaking: false, versionBumped: false, ok: true });
+      continue;
+    }
+    const changes: ContractChange[] = [];
+    compare({ side: "input", oldRoot: a.inputSchema, newRoot: b.inputSchema, out: changes }, a.inputSchema, b.inputSchema, "", 0);
+    if (a.outputSchema !== undefined && b.outputSchema === undefined) {
+      changes.push({ side: "output", path: "", kind: "output_schema_removed", breaking: true, detail: "(root): output schema no longer advertised" });
+    } else if (a.outputSchema !== undefined && b.outputSchema !== undefined) {
+      compare({ side: "output", oldRoot: a.outputSchema, newRoot: b.outputSchema, out: changes }, a.outputSchema, b.outputSchema, "", 0);
+    }
+    const breaking = changes.some((x) => x.breaking);
+    const bumped = versionBumped(a.version, b.version);
+    tools.push({ name, oldVersion: a.version, newVersion: b.version, changes, breaking, versionBumped: bumped, ok: !breaking || bumped });
+  }
+  return { ok: tools.every((t) => t.ok), tools };
+}

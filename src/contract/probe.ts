@@ -1,0 +1,76 @@
+/**
+ * What a converter drops without a word. Zod emits refinements as if they were not there and
+ * describes a preprocessed field by its post-processing type; through Standard JSON Schema's
+ * `libraryOptions.override` hook we see every zod node as it is converted and report those sites.
+ * Other vendors: nothing to probe (their converters throw or are exact), so nothing is reported.
+ * @module
+ */
+import type { StandardSchemaV1 } from "@standard-schema/spec";
+import { hasJsonSchema, type JsonSchemaTarget } from "../standard.js";
+
+/** One site a JSON Schema cannot express. `path` is the field path (`a.b`, `*` for items; `""` for the root). */
+export interface Unrepresentable {
+  readonly path: string;
+  readonly reason: string;
+}
+
+interface ZodDefLike {
+  readonly type?: unknown;
+  readonly checks?: ReadonlyArray<{ readonly _zod?: { readonly def?: { readonly check?: unknown } } }>;
+  readonly in?: { readonly _zod?: { readonly def?: { readonly type?: unknown } } };
+  readonly out?: { readonly _zod?: { readonly def?: { readonly type?: unknown } } };
+}
+
+/** Turn a JSON Schema location (`["properties","a","items"]`) into a field path (`a.*`). */
+export function fieldPath(jsonPath: readonly (string | number)[]): string {
+  const out: string[] = [];
+  for (let i = 0; i < jsonPath.length; i++) {
+    const seg = String(jsonPath[i]);
+    const next = jsonPath[i + 1];
+    if (seg === "properties" || seg === "patternProperties") {
+      if (next !== undefined) out.push(String(next));
+      i++;
+    } else if (seg === "items" || seg === "additionalProperties" || seg === "additionalItems") out.push("*");
+    else if (seg === "prefixItems") {
+      if (next !== undefined) out.push(String(next));
+      i++;
+    } else if (seg === "anyOf" || seg === "oneOf" || seg === "allOf") i++;
+    else if (seg === "$defs" || seg === "definitions") {
+      out.push(`$defs.${String(next)}`);
+      i++;
+    }
+  }
+  return out.join(".");
+}
+
+/**
+ * List the sites of a schema's `side` that its JSON Schema cannot express (zod: `refine`,
+ * `superRefine`, `check` with a custom function, `preprocess`). Never throws; an empty list for
+ * other vendors or when the conversion itself fails (that failure is reported elsewhere).
+ * @example
+ * probeUnrepresentable(z.object({ a: z.string().refine((s) => s !== "x") }), "input");
+ * // [{ path: "a", reason: "custom refinement (refine/superRefine): not expressible in JSON Schema" }]
+ */
+export function probeUnrepresentable(schema: StandardSchemaV1, side: "input" | "output", target: JsonSchemaTarget = "draft-2020-12"): Unrepresentable[] {
+  if (schema["~standard"].vendor !== "zod" || !hasJsonSchema(schema)) return [];
+  const found = new Map<string, Unrepresentable>();
+  const add = (path: string, reason: string) => {
+    const key = `${path}\u0000${reason}`;
+    if (!found.has(key)) found.set(key, { path, reason });
+  };
+  const override = (ctx: { zodSchema?: { _zod?: { def?: ZodDefLike } }; path?: (string | number)[] }) => {
+    const def = ctx.zodSchema?._zod?.def;
+    if (def === undefined) return;
+    const path = fieldPath(ctx.path ?? []);
+    if (def.checks?.some((c) => c._zod?.def?.check === "custom")) add(path, "custom refinement (refine/superRefine): not expressible in JSON Schema");
+    if (def.type === "pipe" && def.in?._zod?.def?.type === "transform" && side === "input") {
+      add(path, "preprocess: the runtime transforms the value before validating it; the schema describes the value after");
+    }
+  };
+  try {
+    schema["~standard"].jsonSchema[side]({ target, libraryOptions: { override } });
+  } catch {
+    return [];
+  }
+  return [...found.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}

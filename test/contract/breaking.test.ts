@@ -1,0 +1,90 @@
+import { describe, it, expect } from "vitest";
+import { z } from "zod";
+import { createGate, defineTool } from "../../src/index.js";
+import { compareSnapshots, parseSnapshot, snapshotOf, versionBumped, type ContractSnapshot } from "../../src/testing/index.js";
+
+function snap(input: z.ZodType, version = "1.0.0", output: z.ZodType = z.object({ ok: z.boolean() })): ContractSnapshot {
+  const tool = defineTool({ name: "t", version, description: "d", input, output, effect: "read", execute: () => ({ ok: true }) });
+  return snapshotOf(createGate({ tools: [tool] }).list());
+}
+
+function changes(before: ContractSnapshot, after: ContractSnapshot) {
+  const t = compareSnapshots(before, after).tools[0]!;
+  return { ...t, list: t.changes.map((c) => `${c.breaking ? "BREAKING" : "ok"} ${c.side} ${c.kind} ${c.path}`) };
+}
+
+const base = z.object({ id: z.string().min(1).max(20), kind: z.enum(["a", "b", "c"]), n: z.number().int().min(0).max(100), note: z.string().optional() });
+
+describe("breaking-change detection", () => {
+  it("an identical contract has no changes", () => {
+    expect(changes(snap(base), snap(base)).list).toEqual([]);
+  });
+
+  it("a removed or renamed field is breaking", () => {
+    const r = changes(snap(base), snap(base.omit({ note: true }).extend({ memo: z.string().optional() })));
+    expect(r.list).toEqual(["BREAKING input field_removed note", "ok input field_added memo"]);
+    expect(r.ok).toBe(false);
+  });
+
+  it("a newly required field is breaking; an added optional field is compatible", () => {
+    expect(changes(snap(base), snap(base.extend({ region: z.string() }))).list).toEqual(["BREAKING input field_added region"]);
+    expect(changes(snap(base), snap(base.extend({ note: z.string() }))).list).toEqual(["BREAKING input field_now_required note"]);
+    const compatible = changes(snap(base), snap(base.extend({ limit: z.number().int().optional() })));
+    expect(compatible.list).toEqual(["ok input field_added limit"]);
+    expect(compatible.ok).toBe(true);
+  });
+
+  it("a narrowed type or enum is breaking; widening is compatible", () => {
+    expect(changes(snap(base), snap(base.extend({ kind: z.enum(["a", "b"]) }))).list).toEqual(["BREAKING input enum_narrowed kind"]);
+    expect(changes(snap(base), snap(base.extend({ kind: z.enum(["a", "b", "c", "d"]) }))).list).toEqual(["ok input enum_widened kind"]);
+    expect(changes(snap(base), snap(base.extend({ id: z.union([z.string().min(1).max(20), z.number()]) }))).list).toEqual(["ok input union_widened id"]);
+    const num = z.object({ v: z.number() });
+    expect(changes(snap(num), snap(z.object({ v: z.number().int() }))).list).toEqual(["BREAKING input type_narrowed v", "BREAKING input bound_tightened v", "BREAKING input bound_tightened v"]);
+  });
+
+  it("a tightened bound is breaking; a loosened one is compatible", () => {
+    expect(changes(snap(base), snap(base.extend({ n: z.number().int().min(1).max(100) }))).list).toEqual(["BREAKING input bound_tightened n"]);
+    expect(changes(snap(base), snap(base.extend({ id: z.string().min(1).max(10) }))).list).toEqual(["BREAKING input bound_tightened id"]);
+    expect(changes(snap(base), snap(base.extend({ n: z.number().int().min(0).max(1000) }))).list).toEqual(["ok input bound_loosened n"]);
+  });
+
+  it("output: a removed or optional field is breaking, an added field is not", () => {
+    const out = z.object({ ok: z.boolean(), total: z.number() });
+    expect(changes(snap(base, "1.0.0", out), snap(base, "1.0.0", z.object({ ok: z.boolean() }))).list).toEqual(["BREAKING output field_removed total"]);
+    expect(changes(snap(base, "1.0.0", out), snap(base, "1.0.0", out.extend({ total: z.number().optional() }))).list).toEqual(["BREAKING output field_now_optional total"]);
+    expect(changes(snap(base, "1.0.0", out), snap(base, "1.0.0", out.extend({ extra: z.string() }))).list).toEqual(["ok output field_added extra"]);
+    expect(changes(snap(base, "1.0.0", z.object({ s: z.enum(["x"]) })), snap(base, "1.0.0", z.object({ s: z.enum(["x", "y"]) }))).list).toEqual(["BREAKING output enum_widened s"]);
+  });
+
+  it("a breaking change needs a version bump", () => {
+    const after = base.extend({ region: z.string() });
+    expect(changes(snap(base, "1.0.0"), snap(after, "1.0.0")).ok).toBe(false);
+    expect(changes(snap(base, "1.0.0"), snap(after, "1.1.0")).ok).toBe(false);
+    const bumped = changes(snap(base, "1.0.0"), snap(after, "2.0.0"));
+    expect([bumped.ok, bumped.breaking, bumped.versionBumped]).toEqual([true, true, true]);
+  });
+
+  it("versionBumped: semver needs a higher major (minor below 1.0), other versions must differ", () => {
+    expect(versionBumped("1.2.3", "2.0.0")).toBe(true);
+    expect(versionBumped("1.2.3", "1.9.0")).toBe(false);
+    expect(versionBumped("0.3.0", "0.4.0")).toBe(true);
+    expect(versionBumped("0.3.0", "0.3.9")).toBe(false);
+    expect(versionBumped("2", "1")).toBe(false);
+    expect(versionBumped("2026-01", "2026-02")).toBe(true);
+    expect(versionBumped("beta", "beta")).toBe(false);
+  });
+
+  it("a removed tool is breaking, an added one is not", () => {
+    const one = snap(base);
+    const none: ContractSnapshot = { format: "toolgate-contracts", version: 1, tools: {} };
+    expect(compareSnapshots(one, none)).toMatchObject({ ok: false, tools: [{ name: "t", ok: false, newVersion: null, changes: [{ kind: "tool_removed", breaking: true }] }] });
+    expect(compareSnapshots(none, one)).toMatchObject({ ok: true, tools: [{ name: "t", ok: true, oldVersion: null }] });
+  });
+
+  it("parseSnapshot refuses what is not a snapshot, with the reason", () => {
+    expect(parseSnapshot(snap(base))).toMatchObject({ ok: true });
+    expect(parseSnapshot({})).toEqual({ ok: false, reason: 'not a toolgate contracts snapshot (expected "format": "toolgate-contracts")' });
+    expect(parseSnapshot({ format: "toolgate-contracts", version: 2, tools: {} })).toMatchObject({ ok: false });
+    expect(parseSnapshot({ format: "toolgate-contracts", version: 1, tools: { t: { version: 1 } } })).toMatchObject({ ok: false });
+  });
+});
