@@ -40,3 +40,16 @@ export type { ToolListing } from "./json-schema.js";
 export type { BreakerOptions, BreakerState } from "./policy/breaker.js";
 export type { RetryBudgetOptions } from "./policy/budget.js";
 export type { JsonSchema, JsonSchemaTarget, Schema } from "./standard.js";
+export { composeHooks, createCallLog, jsonLineSink } from "./log/index.js";
+export type {
+  BreakerLogEvent,
+  CallLogEvent,
+  CallLogOptions,
+  CaptureOptions,
+  GateObserver,
+  HookSet,
+  LogEvent,
+  LogSink,
+  ObserverHooks,
+  ObserverOptions,
+} from "./log/index.js";

@@ -13,7 +13,10 @@ export function makeOrderTools(service: OrdersService) {
     output: GetOrderOutput,
     effect: "read",
     timeoutMs: 2_000,
-    execute: (input, ctx) => service.findOrders(input.customerId, { includeHistory: input.includeHistory, signal: ctx.signal }),
+    // The example services answer from memory or a local file and cannot be cancelled, so this tool
+    // does not ask for ctx.signal (the gate creates one only when a tool reads it). A tool backed by
+    // the network passes it on: `fetch(url, { signal: ctx.signal })`.
+    execute: (input) => service.findOrders(input.customerId, { includeHistory: input.includeHistory }),
   });
 
   const createRefund = defineTool({

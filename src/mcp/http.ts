@@ -1,0 +1,239 @@
+/**
+ * Serve MCP over Streamable HTTP on `node:http`: loopback by default, Host and Origin checks
+ * against DNS rebinding, an optional bearer token, a body size cap, one SDK server per session.
+ * @module
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
+import type { AddressInfo } from "node:net";
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import { ToolgateConfigError } from "../errors.js";
+
+/** Options of {@link serveHttp}. */
+export interface HttpOptions {
+  /** Bind address. Default `127.0.0.1`. A non-loopback address needs `allowNonLoopback: true`. */
+  readonly host?: string;
+  /** Port; 0 picks a free one. Default 0. */
+  readonly port?: number;
+  /** Allow binding a non-loopback address (the network can reach the tools). Default `false`. */
+  readonly allowNonLoopback?: boolean;
+  /** Endpoint path. Default `/mcp`. */
+  readonly path?: string;
+  /** Require `Authorization: Bearer <token>`. Default: no token. */
+  readonly token?: string;
+  /** Accepted `Origin` values (a request without Origin is accepted). Default: the loopback origins of the bound port. */
+  readonly allowedOrigins?: readonly string[];
+  /** Accepted `Host` header values. Default: `127.0.0.1:<port>`, `localhost:<port>`, `[::1]:<port>` (plus `host:port` when not loopback). */
+  readonly allowedHosts?: readonly string[];
+  /** Largest accepted request body, bytes. Default 4 MiB. */
+  readonly maxBodyBytes?: number;
+  /** Most concurrent sessions; a new one beyond it gets 503. Default 1,000. */
+  readonly maxSessions?: number;
+  /** A session without any request for this long is closed, ms. Default 1,800,000 (30 min). */
+  readonly sessionIdleMs?: number;
+}
+
+/** A running HTTP server. */
+export interface HttpHandle {
+  /** The endpoint, e.g. `http://127.0.0.1:54321/mcp`. */
+  readonly url: URL;
+  readonly host: string;
+  readonly port: number;
+  /** Number of open sessions. */
+  sessions(): number;
+  /** Close every session and the listener. */
+  close(): Promise<void>;
+}
+
+/** True for `127.0.0.0/8`, `::1` and `localhost`. */
+export function isLoopback(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, "").toLowerCase();
+  return h === "localhost" || h === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+}
+
+function bad(message: string): never {
+  throw new ToolgateConfigError("E_MCP_HTTP", `serveHttp: ${message}`);
+}
+
+function digest(s: string): Buffer {
+  return createHash("sha256").update(s).digest();
+}
+
+function deny(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+  if (res.headersSent) return;
+  res.writeHead(status, { "content-type": "application/json", ...headers });
+  res.end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: status === 400 ? -32700 : -32000, message } }));
+}
+
+type BodyResult = { ok: true; value: unknown } | { ok: false; status: number; message: string };
+
+function readBody(req: IncomingMessage, max: number): Promise<BodyResult> {
+  return new Promise((resolve) => {
+    const declared = Number(req.headers["content-length"]);
+    if (Number.isFinite(declared) && declared > max) {
+      req.resume();
+      return resolve({ ok: false, status: 413, message: "Request body too large" });
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    req.on("data", (c: Buffer) => {
+      if (done) return;
+      size += c.length;
+      if (size > max) {
+        done = true;
+        resolve({ ok: false, status: 413, message: "Request body too large" });
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on("error", () => {
+      if (!done) resolve({ ok: false, status: 400, message: "Request body could not be read" });
+      done = true;
+    });
+    req.on("end", () => {
+      if (done) return;
+      done = true;
+      try {
+        resolve({ ok: true, value: JSON.parse(Buffer.concat(chunks).toString("utf8")) });
+      } catch {
+        resolve({ ok: false, status: 400, message: "Parse error: the body is not JSON" });
+      }
+    });
+  });
+}
+
+function isInitialize(body: unknown): boolean {
+  return Array.isArray(body) ? body.some((m) => isInitializeRequest(m)) : isInitializeRequest(body);
+}
+
+/**
+ * Serve MCP over Streamable HTTP. `factory` builds one SDK server per session (e.g.
+ * `() => createMcpServer(gate, info)`). Throws {@link ToolgateConfigError} (`E_MCP_HTTP`) on bad
+ * options, such as a non-loopback host without `allowNonLoopback`.
+ * @example
+ * const http = await serveHttp(() => createMcpServer(gate, { name: "orders", version: "1.0.0" }), { port: 0 });
+ * console.log(http.url.href); // http://127.0.0.1:PORT/mcp
+ */
+export async function serveHttp(factory: () => Server, options: HttpOptions = {}): Promise<HttpHandle> {
+  if (typeof factory !== "function") bad("factory must be a function returning an MCP Server");
+  const host = options.host ?? "127.0.0.1";
+  const port = options.port ?? 0;
+  const path = options.path ?? "/mcp";
+  const maxBody = options.maxBodyBytes ?? 4 * 1024 * 1024;
+  const maxSessions = options.maxSessions ?? 1_000;
+  if (typeof host !== "string" || host.length === 0) bad("host must be a non-empty string");
+  if (!isLoopback(host) && options.allowNonLoopback !== true) {
+    bad(`refusing to bind ${host}: not a loopback address (pass allowNonLoopback: true, or --allow-remote on the CLI)`);
+  }
+  if (!Number.isInteger(port) || port < 0 || port > 65535) bad("port must be an integer from 0 to 65535");
+  if (!path.startsWith("/")) bad('path must start with "/"');
+  if (!Number.isInteger(maxBody) || maxBody < 1) bad("maxBodyBytes must be a positive integer");
+  if (!Number.isInteger(maxSessions) || maxSessions < 1) bad("maxSessions must be a positive integer");
+  if (options.token !== undefined && (typeof options.token !== "string" || options.token.length < 16)) {
+    bad("token must be a string of at least 16 characters");
+  }
+  const tokenDigest = options.token === undefined ? undefined : digest(options.token);
+  const idleMs = options.sessionIdleMs ?? 30 * 60_000;
+  if (!Number.isInteger(idleMs) || idleMs < 1) bad("sessionIdleMs must be a positive integer (ms)");
+  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: Server; lastSeen: number }>();
+  const sweep = setInterval(
+    () => {
+      const cutoff = Date.now() - idleMs;
+      for (const [id, s] of sessions) {
+        if (s.lastSeen < cutoff) {
+          sessions.delete(id);
+          void s.server.close().catch(() => undefined);
+        }
+      }
+    },
+    Math.max(1_000, Math.min(60_000, Math.floor(idleMs / 2))),
+  );
+  sweep.unref();
+  let allowedHosts: Set<string> = new Set();
+  let allowedOrigins: Set<string> = new Set();
+
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? "/", "http://localhost");
+    if (url.pathname !== path) return deny(res, 404, "Not found");
+    const hostHeader = (req.headers.host ?? "").toLowerCase();
+    if (!allowedHosts.has(hostHeader)) return deny(res, 403, "Host not allowed");
+    const origin = req.headers.origin;
+    if (origin !== undefined && !allowedOrigins.has(origin.toLowerCase())) return deny(res, 403, "Origin not allowed");
+    if (tokenDigest !== undefined) {
+      const auth = req.headers.authorization ?? "";
+      const m = /^Bearer (.+)$/i.exec(auth);
+      if (m === null || !timingSafeEqual(digest(m[1]!), tokenDigest)) {
+        return deny(res, 401, "Unauthorized", { "www-authenticate": 'Bearer realm="toolgate"' });
+      }
+      (req as IncomingMessage & { auth?: unknown }).auth = { token: "[redacted]", clientId: "bearer", scopes: [] };
+    }
+    const sid = req.headers["mcp-session-id"];
+    const sessionId = Array.isArray(sid) ? sid[0] : sid;
+    if (req.method === "POST") {
+      const body = await readBody(req, maxBody);
+      if (!body.ok) return deny(res, body.status, body.message);
+      if (sessionId !== undefined) {
+        const s = sessions.get(sessionId);
+        if (s === undefined) return deny(res, 404, "Session not found");
+        s.lastSeen = Date.now();
+        return s.transport.handleRequest(req, res, body.value);
+      }
+      if (!isInitialize(body.value)) return deny(res, 400, "Bad request: no session; send initialize first");
+      if (sessions.size >= maxSessions) return deny(res, 503, "Too many sessions");
+      const server = factory();
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => void sessions.set(id, { transport, server, lastSeen: Date.now() }),
+      });
+      transport.onclose = () => {
+        if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
+      };
+      await server.connect(transport);
+      return transport.handleRequest(req, res, body.value);
+    }
+    if (req.method === "GET" || req.method === "DELETE") {
+      const s = sessionId === undefined ? undefined : sessions.get(sessionId);
+      if (s === undefined) return deny(res, sessionId === undefined ? 400 : 404, sessionId === undefined ? "Bad request: no session" : "Session not found");
+      s.lastSeen = Date.now();
+      return s.transport.handleRequest(req, res);
+    }
+    return deny(res, 405, "Method not allowed", { allow: "GET, POST, DELETE" });
+  };
+
+  const http = createServer((req, res) => {
+    handle(req, res).catch(() => deny(res, 500, "Internal error"));
+  });
+  http.headersTimeout = 10_000;
+  http.requestTimeout = 60_000;
+  await new Promise<void>((resolve, reject) => {
+    http.once("error", reject);
+    http.listen(port, host, () => {
+      http.off("error", reject);
+      resolve();
+    });
+  });
+  const bound = (http.address() as AddressInfo).port;
+  const hosts = [`127.0.0.1:${bound}`, `localhost:${bound}`, `[::1]:${bound}`];
+  if (!isLoopback(host)) hosts.push(`${host.includes(":") ? `[${host}]` : host}:${bound}`);
+  allowedHosts = new Set((options.allowedHosts ?? hosts).map((h) => h.toLowerCase()));
+  allowedOrigins = new Set((options.allowedOrigins ?? hosts.map((h) => `http://${h}`)).map((o) => o.toLowerCase()));
+  const urlHost = host.includes(":") ? `[${host}]` : host;
+  return {
+    url: new URL(`http://${urlHost}:${bound}${path}`),
+    host,
+    port: bound,
+    sessions: () => sessions.size,
+    async close() {
+      clearInterval(sweep);
+      await Promise.allSettled([...sessions.values()].map((s) => s.server.close()));
+      sessions.clear();
+      await new Promise<void>((resolve) => {
+        http.close(() => resolve());
+        http.closeAllConnections();
+      });
+    },
+  };
+}

@@ -1,0 +1,49 @@
+/**
+ * A gate's tool listing as MCP `Tool` definitions: the input side schema for arguments, the
+ * output schema when it describes an object, annotations derived from the tool's effect.
+ * @module
+ */
+import type { ToolListing } from "../json-schema.js";
+import { ToolgateConfigError } from "../errors.js";
+import { TOOL_META_KEY } from "./result.js";
+
+/** One tool as `tools/list` advertises it. */
+export interface McpTool {
+  [key: string]: unknown;
+  name: string;
+  description: string;
+  inputSchema: { type: "object"; [key: string]: unknown };
+  outputSchema?: { type: "object"; [key: string]: unknown };
+  annotations: { readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean };
+  _meta: Record<string, unknown>;
+}
+
+function isObjectSchema(s: unknown): s is { type: "object"; [key: string]: unknown } {
+  return typeof s === "object" && s !== null && (s as { type?: unknown }).type === "object";
+}
+
+/**
+ * Convert one listing. Throws {@link ToolgateConfigError} (`E_MCP_INPUT_SCHEMA`) when the input
+ * schema is not an object schema: MCP arguments are always a JSON object.
+ * @example
+ * const tools = gate.list().map(toMcpTool);
+ */
+export function toMcpTool(l: ToolListing): McpTool {
+  if (!isObjectSchema(l.inputSchema)) {
+    throw new ToolgateConfigError(
+      "E_MCP_INPUT_SCHEMA",
+      `createMcpServer: tool ${JSON.stringify(l.name)} has a non-object input schema; MCP tool arguments are a JSON object`,
+    );
+  }
+  const read = l.effect === "read";
+  const tool: McpTool = {
+    name: l.name,
+    description: l.description,
+    inputSchema: l.inputSchema,
+    // readOnlyHint comes from the tool's declared effect; a write is assumed destructive and not idempotent.
+    annotations: { readOnlyHint: read, destructiveHint: !read, idempotentHint: read },
+    _meta: { [TOOL_META_KEY]: { version: l.version, effect: l.effect, approval: l.approval } },
+  };
+  if (isObjectSchema(l.outputSchema)) tool.outputSchema = l.outputSchema;
+  return tool;
+}

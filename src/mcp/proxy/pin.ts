@@ -1,0 +1,92 @@
+/**
+ * Tool definition pinning: a lock file records a hash of each upstream tool's name, description
+ * and schemas; a tool whose hash differs from its pin (or that has no pin in an existing lock) is
+ * refused until re-approved with `--update-lock`.
+ * @module
+ */
+import { createHash } from "node:crypto";
+import { readFile, rename, writeFile } from "node:fs/promises";
+import { ToolgateConfigError } from "../../errors.js";
+
+/** What a pin covers of an upstream tool. */
+export interface PinnedShape {
+  readonly name: string;
+  readonly description?: string | undefined;
+  readonly inputSchema: unknown;
+  readonly outputSchema?: unknown;
+}
+
+/** The lock file, version 1. */
+export interface LockFile {
+  readonly version: 1;
+  /** Tool name → `sha256:<hex>` of its canonical definition. */
+  readonly tools: Readonly<Record<string, string>>;
+}
+
+/** JSON with object keys sorted at every depth: the same definition always hashes the same. */
+export function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(",")}]`;
+  if (typeof v === "object" && v !== null) {
+    const keys = Object.keys(v).sort();
+    return `{${keys
+      .filter((k) => (v as Record<string, unknown>)[k] !== undefined)
+      .map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`)
+      .join(",")}}`;
+  }
+  return JSON.stringify(v) ?? "null";
+}
+
+/**
+ * The pin of one tool: `sha256:` + hex of the canonical JSON of name, description, input and output schema.
+ * @example hashTool({ name: "echo", description: "Echo", inputSchema: { type: "object" } })
+ */
+export function hashTool(t: PinnedShape): string {
+  const doc = { name: t.name, description: t.description ?? "", inputSchema: t.inputSchema ?? null, outputSchema: t.outputSchema ?? null };
+  return "sha256:" + createHash("sha256").update(canonicalJson(doc)).digest("hex");
+}
+
+function bad(path: string, message: string): never {
+  throw new ToolgateConfigError("E_PROXY_LOCK", `lock file ${path}: ${message}`);
+}
+
+/** Read a lock file; `undefined` when it does not exist. Throws `E_PROXY_LOCK` when it is malformed. */
+export async function readLock(path: string): Promise<LockFile | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (e) {
+    if ((e as { code?: unknown }).code === "ENOENT") return undefined;
+    bad(path, `cannot be read (${String((e as { code?: unknown }).code ?? e)})`);
+  }
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    bad(path, "is not valid JSON");
+  }
+  const d = doc as { version?: unknown; tools?: unknown };
+  if (typeof doc !== "object" || doc === null || d.version !== 1) bad(path, 'expected { "version": 1, "tools": { … } }');
+  if (typeof d.tools !== "object" || d.tools === null || Array.isArray(d.tools)) bad(path, '"tools" must be an object');
+  for (const [k, v] of Object.entries(d.tools)) {
+    if (typeof v !== "string" || !/^sha256:[0-9a-f]{64}$/.test(v)) bad(path, `tools.${k} must be "sha256:<64 hex>"`);
+  }
+  return { version: 1, tools: { ...(d.tools as Record<string, string>) } };
+}
+
+/** Write a lock file atomically (temp file, then rename). */
+export async function writeLock(path: string, lock: LockFile): Promise<void> {
+  const sorted = Object.fromEntries(Object.entries(lock.tools).sort(([a], [b]) => (a < b ? -1 : 1)));
+  const tmp = `${path}.${process.pid}.${Date.now()}.tmp`;
+  await writeFile(tmp, JSON.stringify({ version: 1, tools: sorted }, null, 2) + "\n", "utf8");
+  await rename(tmp, path);
+}
+
+/** Why a tool is refused by its pin. */
+export type PinVerdict = { readonly ok: true } | { readonly ok: false; readonly reason: "changed" | "unpinned" };
+
+/** Compare a tool's current hash with the lock. */
+export function checkPin(lock: LockFile, name: string, hash: string): PinVerdict {
+  const pinned = lock.tools[name];
+  if (pinned === undefined) return { ok: false, reason: "unpinned" };
+  return pinned === hash ? { ok: true } : { ok: false, reason: "changed" };
+}

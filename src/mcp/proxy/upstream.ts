@@ -1,0 +1,249 @@
+/**
+ * The proxy's connection to its upstream MCP server (a child process over stdio, or a URL over
+ * Streamable HTTP) with the official v1 client: bounded start-up, restart with capped exponential
+ * backoff after a crash, and failures as classified errors, never a hang.
+ * @module
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { ErrorCode, McpError, ToolListChangedNotificationSchema, type Tool as SdkTool } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+
+/** Where the upstream is. */
+export type UpstreamSpec =
+  | { readonly kind: "stdio"; readonly command: string; readonly args: readonly string[]; readonly env?: Readonly<Record<string, string>>; readonly cwd?: string }
+  | { readonly kind: "http"; readonly url: URL; readonly headers?: Readonly<Record<string, string>> };
+
+/** Options of {@link createUpstream}. */
+export interface UpstreamOptions {
+  /** First restart delay, ms. Default 200. */
+  readonly initialDelayMs?: number;
+  /** Restart delay cap, ms. Default 10,000. */
+  readonly maxDelayMs?: number;
+  /** Time allowed to connect, initialize and list tools, per attempt, ms. Default 10,000. */
+  readonly connectTimeoutMs?: number;
+  /** Connection attempts at start-up before giving up. Default 3. */
+  readonly startAttempts?: number;
+  /** Largest message accepted from a stdio upstream, bytes; a larger one closes the connection. Default 16 MiB. */
+  readonly maxMessageBytes?: number;
+  /** Diagnostics (never payloads). Default: none. */
+  onLog?(line: string): void;
+  /** The upstream's tools after every (re)connection and `list_changed` notification. */
+  onTools?(tools: readonly SdkTool[]): void;
+}
+
+/** Why a call to the upstream failed. */
+export class UpstreamError extends Error {
+  override readonly name = "UpstreamError";
+  constructor(
+    /** `unavailable` (not connected), `closed` (the connection dropped mid-call), `timeout`, `protocol` (a JSON-RPC error answer). */
+    readonly reason: "unavailable" | "closed" | "timeout" | "protocol",
+    message: string,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+  }
+  /** Transient reasons: the call may succeed later. */
+  get transient(): boolean {
+    return this.reason !== "protocol";
+  }
+}
+
+/** A connected upstream. */
+export interface Upstream {
+  /** `up`, `down` (restarting) or `closed`. */
+  state(): "up" | "down" | "closed";
+  /** Connect (bounded attempts) and return the tool list. Throws UpstreamError when it cannot. */
+  start(): Promise<readonly SdkTool[]>;
+  /** Call a tool; resolves to the raw result object, rejects with {@link UpstreamError}. */
+  call(name: string, args: unknown, meta: Record<string, unknown> | undefined, signal: AbortSignal, timeoutMs: number): Promise<Record<string, unknown>>;
+  /** Milliseconds until the next restart attempt (0 when up). */
+  retryAfterMs(): number;
+  /** How many times the upstream was (re)started. */
+  starts(): number;
+  close(): Promise<void>;
+}
+
+const LooseResult = z.object({}).loose();
+
+function describe(spec: UpstreamSpec): string {
+  return spec.kind === "stdio" ? spec.command : spec.url.href;
+}
+
+/**
+ * Create the upstream connection (not started).
+ * @example
+ * const up = createUpstream({ kind: "stdio", command: "node", args: ["server.js"] }, { onLog: console.error });
+ * const tools = await up.start();
+ */
+export function createUpstream(spec: UpstreamSpec, options: UpstreamOptions = {}): Upstream {
+  const initialDelayMs = options.initialDelayMs ?? 200;
+  const maxDelayMs = options.maxDelayMs ?? 10_000;
+  const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
+  const startAttempts = options.startAttempts ?? 3;
+  const log = (line: string): void => options.onLog?.(line);
+  let client: Client | undefined;
+  let state: "up" | "down" | "closed" = "down";
+  let failures = 0;
+  let nextAttemptAt = 0;
+  let timer: NodeJS.Timeout | undefined;
+  let connectedAt = 0;
+  let startCount = 0;
+
+  const transportFor = (): Transport => {
+    if (spec.kind === "http") {
+      return new StreamableHTTPClientTransport(spec.url, { requestInit: { headers: { ...spec.headers } } });
+    }
+    const t = new StdioClientTransport({
+      command: spec.command,
+      args: [...spec.args],
+      ...(spec.env !== undefined ? { env: { ...spec.env } } : {}),
+      ...(spec.cwd !== undefined ? { cwd: spec.cwd } : {}),
+      stderr: "pipe",
+      maxBufferSize: options.maxMessageBytes ?? 16 * 1024 * 1024,
+    });
+    let partial = "";
+    t.stderr?.on("data", (d: Buffer) => {
+      const lines = (partial + d.toString("utf8")).split("\n");
+      partial = (lines.pop() ?? "").slice(0, 2000);
+      for (const l of lines) if (l.length > 0) log(`upstream stderr: ${l.slice(0, 500)}`);
+    });
+    return t;
+  };
+
+  const listAll = async (c: Client): Promise<SdkTool[]> => {
+    const out: SdkTool[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 100; page++) {
+      const r = await c.listTools(cursor === undefined ? undefined : { cursor }, { timeout: connectTimeoutMs });
+      out.push(...r.tools);
+      cursor = r.nextCursor;
+      if (cursor === undefined) break;
+    }
+    return out;
+  };
+
+  const connectOnce = async (): Promise<SdkTool[]> => {
+    const c = new Client({ name: "toolgate-proxy", version: "1.0.0" }, { capabilities: {} });
+    c.onerror = (e) => {
+      const msg = e.message.split("\n", 1)[0] ?? "";
+      if (/ReadBuffer exceeded/.test(msg)) log(`upstream sent a message larger than the limit; connection closed`);
+      else if (/JSON|Unexpected token|invalid_union|Invalid input/i.test(msg)) log(`upstream wrote a line that is not JSON-RPC; ignored`);
+      else log(`upstream error: ${msg.slice(0, 300)}`);
+    };
+    c.onclose = () => {
+      if (client !== c || state === "closed") return;
+      client = undefined;
+      state = "down";
+      if (Date.now() - connectedAt >= 10_000) failures = 0;
+      log(`upstream ${describe(spec)} closed; restarting`);
+      schedule();
+    };
+    const transport = transportFor();
+    try {
+      await c.connect(transport, { timeout: connectTimeoutMs });
+      const tools = await listAll(c);
+      c.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+        try {
+          const fresh = await listAll(c);
+          options.onTools?.(fresh);
+        } catch (e) {
+          log(`upstream tools/list after list_changed failed: ${e instanceof Error ? e.message.slice(0, 200) : String(e)}`);
+        }
+      });
+      return Object.assign(tools, { client: c }) as SdkTool[] & { client: Client };
+    } catch (e) {
+      await c.close().catch(() => undefined);
+      throw e;
+    }
+  };
+
+  const delay = (): number => {
+    const d = Math.min(maxDelayMs, initialDelayMs * 2 ** Math.min(failures, 20));
+    return Math.round(d / 2 + (Math.random() * d) / 2);
+  };
+
+  const schedule = (): void => {
+    if (state === "closed" || timer !== undefined) return;
+    const d = delay();
+    nextAttemptAt = Date.now() + d;
+    timer = setTimeout(() => {
+      timer = undefined;
+      void attempt();
+    }, d);
+    timer.unref();
+  };
+
+  const adopt = (tools: SdkTool[] & { client?: Client }): void => {
+    client = tools.client;
+    state = "up";
+    connectedAt = Date.now();
+    startCount++;
+  };
+
+  const attempt = async (): Promise<void> => {
+    if (state === "closed") return;
+    try {
+      const tools = (await connectOnce()) as SdkTool[] & { client: Client };
+      if ((state as string) === "closed") {
+        await tools.client.close();
+        return;
+      }
+      adopt(tools);
+      log(`upstream ${describe(spec)} restarted`);
+      options.onTools?.(tools);
+    } catch (e) {
+      failures++;
+      log(`upstream restart failed: ${e instanceof Error ? e.message.split("\n", 1)[0]!.slice(0, 200) : String(e)}`);
+      schedule();
+    }
+  };
+
+  return {
+    state: () => state,
+    starts: () => startCount,
+    retryAfterMs: () => (state === "up" ? 0 : Math.max(1, nextAttemptAt - Date.now())),
+    async start() {
+      let last: unknown;
+      for (let i = 0; i < startAttempts; i++) {
+        if (i > 0) await new Promise((r) => setTimeout(r, Math.min(maxDelayMs, initialDelayMs * 2 ** (i - 1))));
+        try {
+          const tools = (await connectOnce()) as SdkTool[] & { client: Client };
+          adopt(tools);
+          return tools;
+        } catch (e) {
+          last = e;
+        }
+      }
+      const why = last instanceof Error ? last.message.split("\n", 1)[0]!.slice(0, 300) : String(last);
+      throw new UpstreamError("unavailable", `upstream ${describe(spec)} did not start after ${startAttempts} attempts: ${why}`);
+    },
+    async call(name, args, meta, signal, timeoutMs) {
+      const c = client;
+      if (c === undefined || state !== "up") throw new UpstreamError("unavailable", "upstream is not connected", Math.max(1, nextAttemptAt - Date.now()));
+      const params: Record<string, unknown> = { name, arguments: args };
+      if (meta !== undefined && Object.keys(meta).length > 0) params._meta = meta;
+      try {
+        return await c.request({ method: "tools/call", params }, LooseResult, { signal, timeout: timeoutMs + 1_000 });
+      } catch (e) {
+        if (e instanceof McpError) {
+          if (e.code === ErrorCode.ConnectionClosed) throw new UpstreamError("closed", "upstream connection closed during the call");
+          if (e.code === ErrorCode.RequestTimeout) throw new UpstreamError("timeout", "upstream did not answer in time");
+          throw new UpstreamError("protocol", `upstream answered a JSON-RPC error ${e.code}`);
+        }
+        if (signal.aborted) throw signal.reason;
+        throw new UpstreamError("closed", "upstream transport failed during the call");
+      }
+    },
+    async close() {
+      state = "closed";
+      if (timer !== undefined) clearTimeout(timer);
+      timer = undefined;
+      const c = client;
+      client = undefined;
+      await c?.close().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,107 @@
+/**
+ * The envelope over MCP: a gate result becomes a `CallToolResult` (success: `structuredContent`
+ * plus the same JSON as text; failure: `isError`, a text block, the envelope under `_meta`), and
+ * back again on the client side.
+ * @module
+ */
+import type { CallMeta, ToolFailure, ToolResult, ToolSuccess } from "../result.js";
+import { TOOL_ERROR_CODES } from "../result.js";
+
+/** `_meta` key that carries the whole failure envelope of a failed call. */
+export const RESULT_META_KEY = "toolgate/result";
+/** `_meta` key that carries the {@link CallMeta} of a successful call. */
+export const CALL_META_KEY = "toolgate/meta";
+/** Request `_meta` key a client sets to give a write its idempotency key. */
+export const IDEMPOTENCY_META_KEY = "toolgate/idempotencyKey";
+/** Tool listing `_meta` key: `{ version, effect, approval }` of the toolgate tool. */
+export const TOOL_META_KEY = "toolgate/tool";
+
+/** The MCP `CallToolResult` shape toolgate answers (a subset of the SDK's type). */
+export interface McpToolResult {
+  [key: string]: unknown;
+  content: { type: "text"; text: string }[];
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+  _meta?: Record<string, unknown>;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Turn a gate result into an MCP tool result. `structured` says whether the tool advertises an
+ * object `outputSchema` (then a success carries `structuredContent`).
+ * @example
+ * const r = await gate.call("get_order", args);
+ * return toCallToolResult(r, true);
+ */
+export function toCallToolResult(r: ToolResult, structured: boolean): McpToolResult {
+  if (r.ok) {
+    const text = JSON.stringify(r.data) ?? "null";
+    const out: McpToolResult = { content: [{ type: "text", text }], _meta: { [CALL_META_KEY]: r.meta } };
+    if (structured && isRecord(r.data)) out.structuredContent = r.data;
+    return out;
+  }
+  return {
+    content: [{ type: "text", text: `${r.code}: ${r.message}\n${JSON.stringify(r)}` }],
+    isError: true,
+    _meta: { [RESULT_META_KEY]: r },
+  };
+}
+
+function isCallMeta(v: unknown): v is CallMeta {
+  return (
+    isRecord(v) &&
+    typeof v.tool === "string" &&
+    typeof v.version === "string" &&
+    typeof v.callId === "string" &&
+    typeof v.attempts === "number" &&
+    typeof v.durationMs === "number"
+  );
+}
+
+/** True when `v` has the shape of a failure envelope. */
+export function isFailureEnvelope(v: unknown): v is ToolFailure {
+  if (!isRecord(v) || v.ok !== false) return false;
+  if (typeof v.code !== "string" || !(TOOL_ERROR_CODES as readonly string[]).includes(v.code)) return false;
+  if (typeof v.message !== "string" || typeof v.retryable !== "boolean") return false;
+  if (v.effect !== "none" && v.effect !== "applied" && v.effect !== "unknown") return false;
+  if (v.issues !== undefined && !(Array.isArray(v.issues) && v.issues.every((i) => isRecord(i) && typeof i.path === "string" && typeof i.code === "string" && typeof i.message === "string"))) {
+    return false;
+  }
+  return isCallMeta(v.meta);
+}
+
+/**
+ * Read the toolgate envelope back from an MCP tool result (client side). Success: `data` is the
+ * `structuredContent`, or the parsed text. Returns `undefined` when the result did not come from
+ * toolgate (no toolgate `_meta`).
+ * @example
+ * const res = await client.callTool({ name: "get_order", arguments: { customerId: "c_1" } });
+ * const env = fromCallToolResult(res);
+ * if (env && !env.ok) console.log(env.code, env.issues);
+ */
+export function fromCallToolResult(result: unknown): ToolResult | undefined {
+  if (!isRecord(result)) return undefined;
+  const meta = isRecord(result._meta) ? result._meta : undefined;
+  if (meta === undefined) return undefined;
+  if (result.isError === true) {
+    const env = meta[RESULT_META_KEY];
+    return isFailureEnvelope(env) ? env : undefined;
+  }
+  const callMeta = meta[CALL_META_KEY];
+  if (!isCallMeta(callMeta)) return undefined;
+  let data: unknown = result.structuredContent;
+  if (data === undefined) {
+    const first = Array.isArray(result.content) ? (result.content[0] as unknown) : undefined;
+    if (!isRecord(first) || first.type !== "text" || typeof first.text !== "string") return undefined;
+    try {
+      data = JSON.parse(first.text);
+    } catch {
+      return undefined;
+    }
+  }
+  const ok: ToolSuccess<unknown> = { ok: true, data, meta: callMeta };
+  return ok;
+}

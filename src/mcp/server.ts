@@ -1,0 +1,203 @@
+/**
+ * `createMcpServer`: serve a gate's tools over MCP with the official SDK's low-level `Server`.
+ * `tools/call` goes to `gate.call` only — the SDK neither validates nor rewords the arguments
+ * first — so the client sees the gate's envelope.
+ * @module
+ */
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { ErrorCode, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import { Protocol, type RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
+import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
+import { z } from "zod";
+import type { CallOptions, Gate } from "../gate.js";
+import type { Principal } from "../tool.js";
+import type { CallMeta, ToolFailure } from "../result.js";
+import { ToolgateConfigError } from "../errors.js";
+import { IDEMPOTENCY_META_KEY, RESULT_META_KEY, toCallToolResult, type McpToolResult } from "./result.js";
+import { toMcpTool, type McpTool } from "./listing.js";
+
+/** What {@link McpServerOptions.principal} sees about the request. */
+export interface McpRequestInfo {
+  /** Set by the HTTP transport when a bearer token was checked. */
+  readonly authInfo: AuthInfo | undefined;
+  /** The Streamable HTTP session, when there is one. */
+  readonly sessionId: string | undefined;
+}
+
+/** Options of {@link createMcpServer}. */
+export interface McpServerOptions {
+  /** Server name reported in `initialize`. */
+  readonly name: string;
+  /** Server version reported in `initialize`. */
+  readonly version: string;
+  /** Optional `instructions` for the client. Default: none. */
+  readonly instructions?: string;
+  /** Map the request to the gate's principal (for `authorize`). Default: no principal. */
+  principal?(info: McpRequestInfo): Principal | undefined;
+}
+
+/**
+ * The `tools/call` request as toolgate reads it: `params` is taken as sent and checked by
+ * {@link readParams}. The SDK's own schema would parse `arguments` as a record, which silently
+ * drops a `__proto__` key before the gate's hardening could refuse it, and costs a full parse.
+ */
+const CallRequest = z.object({ method: z.literal("tools/call"), params: z.unknown() });
+
+type Params = { name: string; arguments: unknown; _meta: Record<string, unknown> | undefined };
+
+/** The params of a tools/call request, or a JSON-RPC -32602 error. */
+function readParams(params: unknown): Params {
+  if (!isRecord(params) || typeof params.name !== "string") {
+    throw new ProtocolError(ErrorCode.InvalidParams, "Invalid tools/call request: params.name must be a string", undefined);
+  }
+  const meta = params._meta;
+  if (meta !== undefined && !isRecord(meta)) {
+    throw new ProtocolError(ErrorCode.InvalidParams, "Invalid tools/call request: params._meta must be an object", undefined);
+  }
+  const args = params.arguments;
+  if (args !== undefined && !isRecord(args)) {
+    throw new ProtocolError(ErrorCode.InvalidParams, "Invalid tools/call request: params.arguments must be an object", undefined);
+  }
+  return { name: params.name, arguments: args, _meta: meta };
+}
+
+const RESERVED_META = "The _meta argument is reserved; send it as the request's params._meta";
+
+/**
+ * A JSON-RPC error the SDK sends as is (`code`, `message`, `data`). The SDK's own McpError
+ * would prefix the message with "MCP error -32602:" a second time on the client.
+ */
+class ProtocolError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data: unknown,
+  ) {
+    super(message);
+  }
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/**
+ * Create an MCP server (the SDK's `Server`) that lists and calls the gate's tools. Connect it to
+ * a transport yourself, or use {@link serveStdio} / {@link serveHttp}.
+ *
+ * - `tools/list`: input side `inputSchema`, `outputSchema` when it is an object, annotations
+ *   (`readOnlyHint` from the tool's effect), `_meta["toolgate/tool"]` = `{ version, effect, approval }`.
+ * - `tools/call` success: `structuredContent` = data (object outputs) and the same JSON as text,
+ *   `_meta["toolgate/meta"]` = the call's meta. Failure: `isError: true`, one text block
+ *   (`CODE: message` and the envelope JSON), `_meta["toolgate/result"]` = the envelope, no
+ *   `structuredContent`. Unknown tool: JSON-RPC error -32602 with the envelope in `error.data`.
+ * - `callId` is the JSON-RPC request id (prefixed with the session id on HTTP sessions); the
+ *   request's `params._meta` becomes the gate's `_meta` (`ctx.meta`), and
+ *   `_meta["toolgate/idempotencyKey"]` the call's idempotency key.
+ *
+ * Throws {@link ToolgateConfigError} when a tool's input schema is not an object schema.
+ * @example
+ * const server = createMcpServer(gate, { name: "orders", version: "1.0.0" });
+ * await server.connect(new StdioServerTransport());
+ */
+export function createMcpServer(gate: Gate, options: McpServerOptions): Server {
+  return _createMcpServer(gate, options, {});
+}
+
+/** @internal Seams for the proxy: its own listing, a check before the gate, its own success shape. */
+export interface _ServerHooks {
+  /** The listing to advertise (called per tools/list). Default: the gate's tools. */
+  readonly tools?: () => McpTool[];
+  /** A failure to answer instead of calling the gate (refused tool, rate limit, upstream down). */
+  readonly before?: (name: string, callId: string) => ToolFailure | undefined;
+  /** Build the success result from the gate's data. Default: structuredContent + text. */
+  readonly success?: (data: unknown, meta: CallMeta) => McpToolResult;
+}
+
+/** @internal createMcpServer with the proxy's seams. */
+export function _createMcpServer(gate: Gate, options: McpServerOptions, hooks: _ServerHooks): Server {
+  if (typeof options !== "object" || options === null || typeof options.name !== "string" || typeof options.version !== "string") {
+    throw new ToolgateConfigError("E_MCP_OPTIONS", "createMcpServer: options must be { name: string, version: string }");
+  }
+  if (options.principal !== undefined && typeof options.principal !== "function") {
+    throw new ToolgateConfigError("E_MCP_OPTIONS", "createMcpServer: principal must be a function");
+  }
+  const tools: McpTool[] = gate.list().map(toMcpTool);
+  const structured = new Set(tools.filter((t) => t.outputSchema !== undefined).map((t) => t.name));
+  const listResult = { tools };
+  const listTools = hooks.tools;
+  const server = new Server(
+    { name: options.name, version: options.version },
+    { capabilities: { tools: { listChanged: false } }, ...(options.instructions !== undefined ? { instructions: options.instructions } : {}) },
+  );
+  server.setRequestHandler(ListToolsRequestSchema, () => (listTools === undefined ? listResult : { tools: listTools() }));
+  const { before, success } = hooks;
+  const principalOf = options.principal?.bind(options);
+
+  const onCall = async (request: z.infer<typeof CallRequest>, extra: RequestHandlerExtra<never, never>): Promise<McpToolResult> => {
+    const { name, arguments: rawArgs, _meta: requestMeta } = readParams(request.params);
+    const callId = extra.sessionId === undefined ? String(extra.requestId) : `${extra.sessionId}:${String(extra.requestId)}`;
+    const opts: { -readonly [K in keyof CallOptions]: CallOptions[K] } = { callId, signal: extra.signal };
+    let args: unknown = rawArgs ?? {};
+    if (before !== undefined) {
+      const refused = before(name, callId);
+      if (refused !== undefined) return toCallToolResult(refused, false);
+    }
+    if (isRecord(args) && Object.hasOwn(args, "_meta")) return reservedMeta(gate, name, callId);
+    if (requestMeta !== undefined) {
+      const key = requestMeta[IDEMPOTENCY_META_KEY];
+      if (typeof key === "string") opts.idempotencyKey = key;
+      if (isRecord(args)) args = { ...args, _meta: requestMeta };
+    }
+    if (principalOf !== undefined) {
+      const p = principalOf(infoOf(extra));
+      if (p !== undefined) opts.principal = p;
+    }
+    const r = await gate.call(name, args, opts);
+    if (!r.ok && r.code === "UNKNOWN_TOOL") {
+      throw new ProtocolError(ErrorCode.InvalidParams, r.message, { [RESULT_META_KEY]: r });
+    }
+    if (r.ok && success !== undefined) return success(r.data, r.meta);
+    return toCallToolResult(r, structured.has(name));
+  };
+  // Registered on the SDK's Protocol base class rather than through Server#setRequestHandler,
+  // whose tools/call wrapper re-parses every request with the SDK's schema and re-validates our
+  // result (built by toCallToolResult, so well-formed by construction) with CallToolResultSchema.
+  // The gate has already decided; two more zod passes per call buy nothing.
+  const register = Protocol.prototype.setRequestHandler as unknown;
+  if (typeof register === "function" && server instanceof Protocol) {
+    (register as (this: Server, schema: typeof CallRequest, h: typeof onCall) => void).call(server, CallRequest, onCall);
+  } else {
+    server.setRequestHandler(CallRequest, onCall);
+  }
+  return server;
+}
+
+function infoOf(extra: RequestHandlerExtra<never, never>): McpRequestInfo {
+  return { authInfo: extra.authInfo, sessionId: extra.sessionId };
+}
+
+function reservedMeta(gate: Gate, name: string, callId: string): McpToolResult {
+  const tool = gate.tool(name);
+  if (tool === undefined) {
+    const unknown: ToolFailure = {
+      ok: false,
+      code: "UNKNOWN_TOOL",
+      message: "Unknown tool; pick one of the listed tools",
+      retryable: false,
+      effect: "none",
+      meta: { tool: name, version: "", callId, attempts: 0, durationMs: 0 },
+    };
+    throw new ProtocolError(ErrorCode.InvalidParams, unknown.message, { [RESULT_META_KEY]: unknown });
+  }
+  const failure: ToolFailure = {
+    ok: false,
+    code: "INVALID_INPUT",
+    message: "Arguments do not match the tool's input schema; fix the listed fields",
+    issues: [{ path: "_meta", code: "reserved_key", message: RESERVED_META }],
+    retryable: false,
+    effect: "none",
+    meta: { tool: name, version: tool.version, callId, attempts: 0, durationMs: 0 },
+  };
+  return toCallToolResult(failure, false);
+}

@@ -1,0 +1,61 @@
+/**
+ * Serve an MCP server over stdio: JSON-RPC on stdout only (logs belong on stderr), closed when
+ * stdin ends.
+ * @module
+ */
+import type { Readable, Writable } from "node:stream";
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+
+/** A diagnostic line for a transport error that never repeats what the peer sent. */
+export function describeError(e: Error): string {
+  const msg = e.message;
+  if (/ReadBuffer exceeded/.test(msg)) return "a message larger than the limit was dropped";
+  if (e instanceof SyntaxError || /JSON|Unexpected token|invalid_union|invalid_type|Invalid input/i.test(msg)) return "a line that is not JSON-RPC was ignored";
+  return (msg.split("\n", 1)[0] ?? "").slice(0, 200);
+}
+
+/** Options of {@link serveStdio}. */
+export interface StdioOptions {
+  /** Input stream. Default `process.stdin`. */
+  readonly stdin?: Readable;
+  /** Output stream. Default `process.stdout`. */
+  readonly stdout?: Writable;
+  /** Largest buffered incoming message, bytes; a larger one is dropped with an error. Default 16 MiB. */
+  readonly maxMessageBytes?: number;
+}
+
+/** A running stdio server. */
+export interface StdioHandle {
+  /** Resolves when the transport closed (stdin ended or {@link StdioHandle.close} was called). */
+  readonly closed: Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * Connect `server` to stdio and keep serving until stdin ends.
+ * @example
+ * const handle = await serveStdio(createMcpServer(gate, { name: "orders", version: "1.0.0" }));
+ * await handle.closed;
+ */
+export async function serveStdio(server: Server, options: StdioOptions = {}): Promise<StdioHandle> {
+  const stdin = options.stdin ?? process.stdin;
+  const stdout = options.stdout ?? process.stdout;
+  const transport = new StdioServerTransport(stdin, stdout, { maxBufferSize: options.maxMessageBytes ?? 16 * 1024 * 1024 });
+  let resolveClosed!: () => void;
+  const closed = new Promise<void>((r) => (resolveClosed = r));
+  const prior = server.onclose;
+  server.onclose = () => {
+    prior?.();
+    resolveClosed();
+  };
+  // A message that is not JSON-RPC is reported (without its content), never fatal.
+  server.onerror = (e) => process.stderr.write(`toolgate mcp: ${describeError(e)}\n`);
+  await server.connect(transport);
+  const close = async (): Promise<void> => {
+    await server.close();
+  };
+  stdin.once("end", () => void close());
+  stdin.once("close", () => void close());
+  return { closed, close };
+}
