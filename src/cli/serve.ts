@@ -10,6 +10,9 @@ import { createMcpServer } from "../mcp/server.js";
 import { serveStdio } from "../mcp/stdio.js";
 import { serveHttp } from "../mcp/http.js";
 import { isToolgateConfigError } from "../errors.js";
+import { createWriteStream } from "node:fs";
+import { createCallLog, jsonLineSink } from "../log/index.js";
+import type { Gate } from "../gate.js";
 
 const usage = `Usage: toolgate serve <module> [options]
 
@@ -23,7 +26,18 @@ Options:
   --origin <origin>      an accepted Origin (repeatable; default: the loopback origins of the port)
   --name <name>          server name in initialize (default: the module's file name)
   --server-version <v>   server version in initialize (default: 0.0.0)
+  --log <where>          one JSON line per call: stdout, stderr, off, or a file path to append to
+                         (default: stdout with --http; stderr with stdio, whose stdout is the protocol)
   -h, --help             this help`;
+
+/** Wrap the gate with a call log writing where `--log` says (never stdout on stdio). */
+function withCallLog(gate: Gate, where: string | undefined, stdio: boolean): Gate {
+  const target = where ?? (stdio ? "stderr" : "stdout");
+  if (target === "off") return gate;
+  if (target === "stdout" && stdio) throw new CliError("E_USAGE", "--log stdout would corrupt the stdio protocol; use stderr, off or a file");
+  const stream = target === "stdout" ? process.stdout : target === "stderr" ? process.stderr : createWriteStream(target, { flags: "a" });
+  return createCallLog({ sink: jsonLineSink(stream) }).instrument(gate);
+}
 
 /** Parse `host:port` (`[::1]:8080` for IPv6). */
 export function parseHostPort(s: string): { host: string; port: number } {
@@ -46,6 +60,7 @@ async function run(argv: readonly string[]): Promise<number> {
         origin: { type: "string", multiple: true },
         name: { type: "string" },
         "server-version": { type: "string" },
+        log: { type: "string" },
       },
     });
   } catch (e) {
@@ -62,7 +77,7 @@ async function run(argv: readonly string[]): Promise<number> {
     token = process.env[values["token-env"]];
     if (token === undefined || token.length === 0) throw new CliError("E_USAGE", `--token-env: environment variable ${values["token-env"]} is not set`);
   }
-  const gate = await loadGate(modulePath);
+  const gate = withCallLog(await loadGate(modulePath), values.log, values.http === undefined);
   const info = { name: values.name ?? basename(modulePath, extname(modulePath)), version: values["server-version"] ?? "0.0.0" };
   try {
     createMcpServer(gate, info); // check the listing once, before any client connects

@@ -68,6 +68,8 @@ export interface ObserverDriver<H> {
 
 interface Pending {
   readonly name: unknown;
+  /** The gate has a tool by this name. Otherwise the record shows a sanitized name, and nothing ran inside this call. */
+  readonly known: boolean;
   callId: string | undefined;
   readonly attempts: AttemptSummary[];
   record: CallRecord | undefined;
@@ -115,7 +117,7 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
     }
   };
   const mine = (e: Pending | undefined, tool: string, callId: string): e is Pending =>
-    e !== undefined && e.record === undefined && e.name === tool && (e.callId === undefined || e.callId === callId);
+    e !== undefined && e.record === undefined && (e.name === tool || !e.known) && (e.callId === undefined || e.callId === callId);
 
   const hooks: ObserverHooks = {
     onAttempt(ev) {
@@ -165,7 +167,7 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
     };
     const call = async (name: string, args: unknown, opts?: CallOptions): Promise<ToolResult> => {
       const startTime = now();
-      const entry: Pending = { name, callId: undefined, attempts: [], record: undefined };
+      const entry: Pending = { name, known: typeof name === "string" && gate.tool(name) !== undefined, callId: undefined, attempts: [], record: undefined };
       let started: CallStart<H> | undefined;
       try {
         started = driver.start?.(safeToolName(name, ctx.stable), startTime);

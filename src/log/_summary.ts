@@ -95,7 +95,9 @@ const MAX_PATHS = 20;
  * secret), so only names shaped like tool names pass, and those are redacted too.
  */
 export function safeToolName(name: unknown, redact: Redactor): string {
-  return typeof name === "string" && TOOL_NAME.test(name) ? redact(name) : INVALID_TOOL_NAME;
+  if (typeof name !== "string" || !TOOL_NAME.test(name)) return INVALID_TOOL_NAME;
+  // A name that needs scrubbing is no tool's name: the placeholder, never a redacted echo.
+  return redact(name) === name ? name : INVALID_TOOL_NAME;
 }
 
 /** Scrub and bound a free-text field of the record. */
