@@ -6,8 +6,7 @@
  * @module
  */
 import { readFile, writeFile } from "node:fs/promises";
-import { parseArgs } from "node:util";
-import { CliError, type Command } from "./command.js";
+import { CliError, parseFlags, type Command } from "./command.js";
 import { loadGate } from "./load.js";
 import { checkContracts, DRIFT_DEFAULTS } from "../contract/drift.js";
 import { CONTRACT_TARGETS, isContractTarget, type ContractTarget } from "../contract/targets.js";
@@ -74,24 +73,19 @@ async function readSnapshot(file: string) {
 }
 
 async function run(argv: readonly string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      options: {
-        target: { type: "string", multiple: true },
-        runs: { type: "string" },
-        seed: { type: "string" },
-        json: { type: "boolean" },
-        snapshot: { type: "string" },
-        against: { type: "string" },
-        fixtures: { type: "string" },
-      },
-    });
-  } catch (e) {
-    throw new CliError("E_USAGE", e instanceof Error ? e.message : String(e));
-  }
+  const parsed = parseFlags({
+    args: [...argv],
+    allowPositionals: true,
+    options: {
+      target: { type: "string", multiple: true },
+      runs: { type: "string" },
+      seed: { type: "string" },
+      json: { type: "boolean" },
+      snapshot: { type: "string" },
+      against: { type: "string" },
+      fixtures: { type: "string" },
+    },
+  });
   const { values, positionals } = parsed;
   if (positionals.length !== 1) throw new CliError("E_USAGE", positionals.length === 0 ? "expected a module path" : "expected exactly one module path");
   const targets = targetsFlag(values.target);

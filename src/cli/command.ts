@@ -1,3 +1,5 @@
+import { parseArgs, type ParseArgsConfig } from "node:util";
+
 /**
  * What every CLI command module provides, and the one error class commands throw for usage
  * problems (the entry point prints usage plus the message, exit code 2).
@@ -22,5 +24,18 @@ export class CliError extends Error {
     message: string,
   ) {
     super(message);
+  }
+}
+
+/**
+ * `node:util` `parseArgs`, with its errors (unknown flag, missing value) turned into `CliError`
+ * `E_USAGE`, so every command reports them the same way.
+ * @example const { values, positionals } = parseFlags({ args: [...argv], allowPositionals: true, options: { json: { type: "boolean" } } });
+ */
+export function parseFlags<T extends ParseArgsConfig>(config: T): ReturnType<typeof parseArgs<T>> {
+  try {
+    return parseArgs(config);
+  } catch (e) {
+    throw new CliError("E_USAGE", e instanceof Error ? e.message : String(e));
   }
 }

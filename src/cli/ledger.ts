@@ -4,8 +4,7 @@
  * @module
  */
 import { existsSync } from "node:fs";
-import { parseArgs } from "node:util";
-import { CliError, type Command } from "./command.js";
+import { CliError, parseFlags, type Command } from "./command.js";
 import { postgresLedger } from "../ledger/postgres.js";
 import { sqliteLedger } from "../ledger/sqlite.js";
 import type { Ledger, LedgerEntry } from "../ledger/types.js";
@@ -99,22 +98,17 @@ function table(entries: readonly LedgerEntry[], now: number, withEffects: boolea
 }
 
 async function run(argv: readonly string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      options: {
-        db: { type: "string" },
-        json: { type: "boolean", default: false },
-        tool: { type: "string" },
-        limit: { type: "string" },
-        "older-than": { type: "string" },
-      },
-    });
-  } catch (e) {
-    throw new CliError("E_USAGE", e instanceof Error ? e.message : String(e));
-  }
+  const parsed = parseFlags({
+    args: [...argv],
+    allowPositionals: true,
+    options: {
+      db: { type: "string" },
+      json: { type: "boolean", default: false },
+      tool: { type: "string" },
+      limit: { type: "string" },
+      "older-than": { type: "string" },
+    },
+  });
   const { values, positionals } = parsed;
   const [sub, ...rest] = positionals;
   if (sub === undefined || !["list", "show", "unresolved", "prune"].includes(sub)) {

@@ -3,8 +3,7 @@
  * server's tools through a gate, with Ajv validation, policy and pinned definitions.
  * @module
  */
-import { parseArgs } from "node:util";
-import { CliError, type Command } from "./command.js";
+import { CliError, parseFlags, type Command } from "./command.js";
 import { parseHostPort } from "./serve.js";
 import { createProxy } from "../mcp/proxy/proxy.js";
 import { loadProxyConfig, type ProxyConfig } from "../mcp/proxy/config.js";
@@ -53,27 +52,22 @@ async function run(argv: readonly string[]): Promise<number> {
   const sep = argv.indexOf("--");
   const own = sep === -1 ? [...argv] : argv.slice(0, sep);
   const command = sep === -1 ? [] : argv.slice(sep + 1);
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: own,
-      allowPositionals: false,
-      options: {
-        config: { type: "string" },
-        lock: { type: "string" },
-        "no-lock": { type: "boolean" },
-        "update-lock": { type: "boolean" },
-        "upstream-url": { type: "string" },
-        "upstream-header": { type: "string", multiple: true },
-        "upstream-token-env": { type: "string" },
-        "token-env": { type: "string" },
-        http: { type: "string" },
-        "allow-remote": { type: "boolean" },
-      },
-    }));
-  } catch (e) {
-    throw new CliError("E_USAGE", e instanceof Error ? e.message : String(e));
-  }
+  const { values } = parseFlags({
+    args: own,
+    allowPositionals: false,
+    options: {
+      config: { type: "string" },
+      lock: { type: "string" },
+      "no-lock": { type: "boolean" },
+      "update-lock": { type: "boolean" },
+      "upstream-url": { type: "string" },
+      "upstream-header": { type: "string", multiple: true },
+      "upstream-token-env": { type: "string" },
+      "token-env": { type: "string" },
+      http: { type: "string" },
+      "allow-remote": { type: "boolean" },
+    },
+  });
   let upstream: UpstreamSpec;
   if (values["upstream-url"] !== undefined) {
     if (command.length > 0) throw new CliError("E_USAGE", "give either --upstream-url or -- <command>, not both");

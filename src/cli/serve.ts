@@ -2,9 +2,8 @@
  * `toolgate serve <module> [--http host:port]`: serve a module's tools over MCP (stdio by default).
  * @module
  */
-import { parseArgs } from "node:util";
 import { basename, extname } from "node:path";
-import { CliError, type Command } from "./command.js";
+import { CliError, parseFlags, type Command } from "./command.js";
 import { loadGate } from "./load.js";
 import { createMcpServer } from "../mcp/server.js";
 import { serveStdio } from "../mcp/stdio.js";
@@ -48,24 +47,19 @@ export function parseHostPort(s: string): { host: string; port: number } {
 }
 
 async function run(argv: readonly string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      options: {
-        http: { type: "string" },
-        "allow-remote": { type: "boolean" },
-        "token-env": { type: "string" },
-        origin: { type: "string", multiple: true },
-        name: { type: "string" },
-        "server-version": { type: "string" },
-        log: { type: "string" },
-      },
-    });
-  } catch (e) {
-    throw new CliError("E_USAGE", e instanceof Error ? e.message : String(e));
-  }
+  const parsed = parseFlags({
+    args: [...argv],
+    allowPositionals: true,
+    options: {
+      http: { type: "string" },
+      "allow-remote": { type: "boolean" },
+      "token-env": { type: "string" },
+      origin: { type: "string", multiple: true },
+      name: { type: "string" },
+      "server-version": { type: "string" },
+      log: { type: "string" },
+    },
+  });
   const { values, positionals } = parsed;
   if (positionals.length !== 1) throw new CliError("E_USAGE", positionals.length === 0 ? "expected a module path" : "expected exactly one module path");
   const modulePath = positionals[0]!;
