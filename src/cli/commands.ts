@@ -6,4 +6,9 @@
 import type { Command } from "./command.js";
 
 export const commands: Record<string, () => Promise<{ default: Command }>> = {
+  serve: () => import("./serve.js"),
+  proxy: () => import("./proxy.js"),
+  ledger: () => import("./ledger.js"),
+  check: () => import("./check.js"),
+  demo: () => import("./demo.js"),
 };

@@ -1,0 +1,68 @@
+/**
+ * The one path every adapter takes: optional loop admission, the gate call, the loop's decision,
+ * and the model view. Internal.
+ * @module
+ */
+import type { CallOptions, Gate } from "../gate.js";
+import { ToolgateConfigError } from "../errors.js";
+import type { ToolListing } from "../json-schema.js";
+import type { ToolResult } from "../result.js";
+import type { LoopDecision } from "../loop/decision.js";
+import type { LoopSession } from "../loop/session.js";
+import { refusalView, toModelView, type ModelView } from "./model-view.js";
+
+/** Options every framework adapter takes. */
+export interface AdapterOptions {
+  /** A loop session (`createLoopPolicy().start()`): refuses repeated failing calls, spends repair budgets, stops. Default: none. */
+  readonly session?: LoopSession;
+  /** Only these tools, by name. Default: every tool of the gate. */
+  readonly tools?: readonly string[];
+  /** Extra per-call options for the gate (principal, idempotency key). Default: none. */
+  callOptions?(call: { readonly tool: string; readonly callId: string }): Omit<CallOptions, "callId" | "signal">;
+}
+
+/** What one call through an adapter produced. */
+export interface GatedCall {
+  /** The gate's envelope; absent when the loop refused the call. */
+  readonly result?: ToolResult;
+  /** The loop's decision, when a session is attached. */
+  readonly decision?: LoopDecision;
+  /** What the model is shown. */
+  readonly view: ModelView;
+}
+
+/** Run one call through the (optional) loop and the gate. Throws only what `callOptions` throws. */
+export async function _callThroughGate(
+  gate: Gate,
+  tool: string,
+  args: unknown,
+  callId: string,
+  signal: AbortSignal | undefined,
+  options: AdapterOptions,
+): Promise<GatedCall> {
+  const session = options.session;
+  let id = callId;
+  if (session !== undefined) {
+    const adm = session.admit({ tool, args, callId });
+    if (!adm.ok) return { decision: adm.decision, view: refusalView(adm.decision) };
+    id = adm.call.callId;
+  }
+  const extra = options.callOptions?.({ tool, callId: id }) ?? {};
+  // An empty id (a framework that gave none) lets the gate generate one.
+  const result = await gate.call(tool, args, { ...extra, ...(id.length > 0 ? { callId: id } : {}), ...(signal !== undefined ? { signal } : {}) });
+  if (id.length === 0) id = result.meta.callId;
+  const decision = session?.observe({ tool, args, callId: id }, result);
+  return { result, ...(decision !== undefined ? { decision } : {}), view: toModelView(result, decision) };
+}
+
+/** The listings an adapter exposes; an unknown name in `options.tools` throws ToolgateConfigError. */
+export function _selected(gate: Gate, options: AdapterOptions, where: string): readonly ToolListing[] {
+  const all = gate.list();
+  if (options.tools === undefined) return all;
+  const known = new Set(all.map((l) => l.name));
+  for (const name of options.tools) {
+    if (!known.has(name)) throw new ToolgateConfigError("E_ADAPTER_TOOLS", `${where}: the gate has no tool named ${JSON.stringify(name)}`);
+  }
+  const want = new Set(options.tools);
+  return all.filter((l) => want.has(l.name));
+}

@@ -1,0 +1,84 @@
+/**
+ * Vercel AI SDK (`ai`, 6.x; the API 7.x shares): tools whose `execute` runs through the gate.
+ * The SDK does not validate the arguments (the schema we hand it accepts everything): the gate
+ * does, so the model sees toolgate's INVALID_INPUT issues instead of an SDK error string.
+ * Failures come back as structured results (`error-json`, so providers mark them as errors).
+ * @module
+ */
+import type { JSONValue, StopCondition, Tool, ToolExecutionOptions, ToolSet } from "ai";
+import type { StandardJSONSchemaV1, StandardSchemaV1 } from "@standard-schema/spec";
+import type { Gate } from "../gate.js";
+import type { JsonSchema } from "../standard.js";
+import { advertisedInput } from "../json-schema.js";
+import type { LoopSession } from "../loop/session.js";
+import { _callThroughGate, _selected, type AdapterOptions } from "./_run.js";
+import { _openAIParameters } from "./_openai-params.js";
+import { isErrorView, type ModelView } from "./model-view.js";
+
+/** Options of {@link aiSdkTools}. */
+export interface AiSdkToolOptions extends AdapterOptions {
+  /** Mark tools `strict` and advertise OpenAI strict-mode schemas (nulls map back to absent). Default `false`. */
+  readonly strict?: boolean;
+}
+
+type PassThrough = StandardSchemaV1<unknown, unknown> & { readonly "~standard": StandardSchemaV1.Props<unknown, unknown> & { readonly jsonSchema: StandardJSONSchemaV1.Converter } };
+
+/** A Standard Schema that advertises `schema` and accepts every value: validation is the gate's job. */
+function passThrough(schema: JsonSchema): PassThrough {
+  return {
+    "~standard": {
+      version: 1,
+      vendor: "toolgate",
+      validate: (value: unknown) => ({ value }),
+      jsonSchema: { input: () => schema, output: () => schema },
+    },
+  };
+}
+
+function toModelOutput({ output }: { output: ModelView }): { type: "json" | "error-json"; value: JSONValue } {
+  return { type: isErrorView(output) ? "error-json" : "json", value: output as unknown as JSONValue };
+}
+
+/**
+ * AI SDK tools for the gate's tools, for `generateText({ tools })` / `streamText({ tools })`.
+ * Each `execute` resolves to the model view (`{ ok: true, data }` or the failure), never throws
+ * for a failed call.
+ * @example
+ * const session = createLoopPolicy().start();
+ * const result = await generateText({ model, prompt, tools: aiSdkTools(gate, { session }), stopWhen: [loopStopWhen(session), stepCountIs(10)] });
+ */
+export function aiSdkTools(gate: Gate, options: AiSdkToolOptions = {}): ToolSet {
+  const tools: Record<string, Tool<unknown, ModelView>> = {};
+  for (const listing of _selected(gate, options, "aiSdkTools")) {
+    const name = listing.name;
+    let schema: JsonSchema;
+    let mapArgs: (a: unknown) => unknown = (a) => a;
+    if (options.strict === true) {
+      const p = _openAIParameters(listing, true);
+      schema = p.parameters;
+      mapArgs = p.mapArgs;
+    } else {
+      const tool = gate.tool(name);
+      const draft07 = tool === undefined ? undefined : advertisedInput(tool, "draft-07");
+      schema = draft07?.ok === true ? draft07.schema : listing.inputSchema;
+    }
+    tools[name] = {
+      description: listing.description,
+      inputSchema: passThrough(schema),
+      ...(options.strict === true ? { strict: true } : {}),
+      execute: async (input: unknown, opts: ToolExecutionOptions): Promise<ModelView> =>
+        (await _callThroughGate(gate, name, mapArgs(input), opts.toolCallId, opts.abortSignal, options)).view,
+      toModelOutput,
+    };
+  }
+  return tools;
+}
+
+/**
+ * A `stopWhen` condition that ends the run when the loop policy stops or escalates, or when the
+ * next step would exceed the policy's turn cap. Use with the same session as {@link aiSdkTools}.
+ * @example generateText({ model, tools: aiSdkTools(gate, { session }), stopWhen: loopStopWhen(session) })
+ */
+export function loopStopWhen(session: LoopSession): StopCondition<ToolSet> {
+  return () => session.outcome !== undefined || session.beginTurn() !== undefined;
+}

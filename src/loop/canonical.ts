@@ -1,0 +1,84 @@
+/**
+ * Canonical arguments: the identity of a proposed call, so the loop can tell "the same payload
+ * again" from "a changed payload". JSON text and values canonicalize alike; key order, whitespace
+ * and the reserved `_meta` envelope do not count.
+ * @module
+ */
+import { createHash, randomUUID } from "node:crypto";
+
+const MAX_DEPTH = 200;
+
+class TooDeep extends Error {}
+
+function stable(v: unknown, depth: number): string {
+  if (depth > MAX_DEPTH) throw new TooDeep();
+  if (v === null) return "null";
+  switch (typeof v) {
+    case "string":
+      return JSON.stringify(v);
+    case "boolean":
+      return v ? "true" : "false";
+    case "number":
+      // -0 and 0 serialize alike in JSON; NaN and ±Infinity are not JSON but must not collide with null.
+      return Number.isFinite(v) ? JSON.stringify(v) : `#${String(v)}`;
+    case "bigint":
+      return `#${v.toString()}n`;
+    case "undefined":
+      return "#undefined";
+    case "object":
+      break;
+    default:
+      return `#${typeof v}`;
+  }
+  if (Array.isArray(v)) return "[" + v.map((x) => stable(x, depth + 1)).join(",") + "]";
+  const obj = v as Record<string, unknown>;
+  const keys = Object.keys(obj)
+    .filter((k) => obj[k] !== undefined)
+    .sort();
+  return "{" + keys.map((k) => JSON.stringify(k) + ":" + stable(obj[k], depth + 1)).join(",") + "}";
+}
+
+/** The arguments as a value: JSON text is parsed; text that is not JSON stays text. */
+export function argsValue(args: unknown): { readonly parsed: true; readonly value: unknown } | { readonly parsed: false; readonly text: string } {
+  if (typeof args !== "string") return { parsed: true, value: args };
+  try {
+    return { parsed: true, value: JSON.parse(args) as unknown };
+  } catch {
+    return { parsed: false, text: args };
+  }
+}
+
+function withoutMeta(v: unknown): unknown {
+  if (typeof v !== "object" || v === null || Array.isArray(v) || !Object.hasOwn(v, "_meta")) return v;
+  const { _meta: _ignored, ...rest } = v as Record<string, unknown>;
+  return rest;
+}
+
+/**
+ * A stable text form of a call's arguments (sorted keys, no `_meta`), or `undefined` when the
+ * arguments are not JSON or too deep to compare.
+ * @example canonicalJson('{"b":1, "a":2}') === canonicalJson({ a: 2, b: 1 }) // true
+ */
+export function canonicalJson(args: unknown): string | undefined {
+  const a = argsValue(args);
+  if (!a.parsed) return undefined;
+  try {
+    return stable(withoutMeta(a.value), 0);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The identity of a call: a SHA-256 over the tool name and the canonical arguments. Text that is
+ * not JSON is compared as trimmed text; a payload too deep to compare never matches another.
+ * @example callKey("get_order", '{"customerId":42}') === callKey("get_order", { customerId: 42 }) // true
+ */
+export function callKey(tool: string, args: unknown): string {
+  const canon = canonicalJson(args);
+  let body: string;
+  if (canon !== undefined) body = "json:" + canon;
+  else if (typeof args === "string") body = "text:" + args.trim();
+  else body = "unique:" + randomUUID();
+  return createHash("sha256").update(tool).update("\u0000").update(body).digest("hex");
+}

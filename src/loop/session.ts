@@ -1,0 +1,300 @@
+/**
+ * One run of the loop policy: the state of a conversation (turns, calls, failed payloads, repair
+ * budgets) and the decision for every proposed call and every result.
+ * @module
+ */
+import { randomUUID } from "node:crypto";
+import { TOOL_ERROR_CODES, type ToolFailure, type ToolResult } from "../result.js";
+import { truncate } from "../redact.js";
+import { argsValue, callKey, canonicalJson } from "./canonical.js";
+import {
+  LOOP_MESSAGES,
+  isTerminal,
+  type ContinueDecision,
+  type EscalateDecision,
+  type RepairDecision,
+  type LoopDecision,
+  type LoopEvidence,
+  type StopDecision,
+  type StopReason,
+  type EscalateReason,
+} from "./decision.js";
+import type { ResolvedLoopOptions } from "./options.js";
+
+/** A call the model proposes: a tool name and its arguments (JSON text or a value). */
+export interface ProposedCall {
+  readonly tool: string;
+  readonly args: unknown;
+  /** The provider's tool-call id. Default: a generated UUID. */
+  readonly callId?: string;
+}
+
+/** A call the session admitted, with the call id to pass to the gate. */
+export interface AdmittedCall extends ProposedCall {
+  readonly callId: string;
+}
+
+/** The answer of {@link LoopSession.admit}: execute it, or do not (with the stop decision). */
+export type Admission = { readonly ok: true; readonly call: AdmittedCall } | { readonly ok: false; readonly decision: StopDecision };
+
+/** One proposed call, its result (absent when refused) and the decision. */
+export interface LoopStep {
+  readonly tool: string;
+  readonly callId: string;
+  readonly result?: ToolResult;
+  readonly decision: LoopDecision;
+}
+
+/**
+ * The state of one run. Create with `policy.start()`; use one per conversation.
+ * @example
+ * const session = createLoopPolicy().start();
+ * const adm = session.admit({ tool: call.name, args: call.arguments, callId: call.id });
+ * if (!adm.ok) return refuse(adm.decision);
+ * const decision = session.observe(adm.call, await gate.call(adm.call.tool, adm.call.args, { callId: adm.call.callId }));
+ */
+export interface LoopSession {
+  /** Start a model turn. Returns the stop decision when the turn cap is reached or the run is over. */
+  beginTurn(): StopDecision | EscalateDecision | undefined;
+  /** Before executing: refuse repeats of failed calls, unchanged repairs and calls beyond the caps. */
+  admit(call: ProposedCall): Admission;
+  /** After executing: the decision for this result (anything that is not an envelope stops the run). */
+  observe(call: ProposedCall, result: unknown): LoopDecision;
+  /** `admit`, then `execute` (when admitted), then `observe`. A throwing `execute` stops the run. */
+  run(call: ProposedCall, execute: (call: AdmittedCall) => Promise<ToolResult> | ToolResult): Promise<LoopStep>;
+  /** The decision that ended the run (`stop` or `escalate`), once there is one. */
+  readonly outcome: StopDecision | EscalateDecision | undefined;
+  /** Turns begun (an admitted call before any `beginTurn` starts turn 1). */
+  readonly turns: number;
+  /** Calls admitted or refused. */
+  readonly calls: number;
+  readonly steps: readonly LoopStep[];
+  /** One record per stop or escalation caused by a call. */
+  readonly evidence: readonly LoopEvidence[];
+}
+
+interface FailedCall {
+  readonly callId: string;
+  readonly failure: ToolFailure;
+}
+
+interface PendingRepair {
+  readonly used: number;
+  readonly paths: readonly string[];
+  readonly args: unknown;
+}
+
+const UNKNOWN = "\u0000unknown_tool";
+const ABSENT = Symbol("absent");
+
+function isEnvelope(r: unknown): r is ToolResult {
+  if (typeof r !== "object" || r === null) return false;
+  const o = r as Record<string, unknown>;
+  const meta = o.meta;
+  if (typeof meta !== "object" || meta === null) return false;
+  if (o.ok === true) return true;
+  return o.ok === false && typeof o.code === "string" && (TOOL_ERROR_CODES as readonly string[]).includes(o.code) && typeof o.effect === "string";
+}
+
+function valueAt(root: unknown, path: string): unknown {
+  let cur = root;
+  for (const seg of path.split(".")) {
+    if (typeof cur !== "object" || cur === null || !Object.hasOwn(cur, seg)) return ABSENT;
+    cur = (cur as Record<string, unknown>)[seg];
+  }
+  return cur;
+}
+
+function same(a: unknown, b: unknown): boolean {
+  if (a === ABSENT || b === ABSENT) return a === b;
+  return canonicalJson(a) === canonicalJson(b) && canonicalJson(a) !== undefined;
+}
+
+/** Create a session. Internal: use `createLoopPolicy(...).start()`. */
+export function _createSession(o: ResolvedLoopOptions): LoopSession {
+  return new Session(o);
+}
+
+type FailureFacts = Pick<ToolFailure, "code" | "effect" | "issues"> & { readonly meta?: ToolFailure["meta"] };
+type At = { readonly tool: string; readonly callId: string };
+
+/** One run's state. A class so that starting a session allocates one object, not a set of closures. */
+class Session implements LoopSession {
+  #turns = 0;
+  #calls = 0;
+  #outcome: StopDecision | EscalateDecision | undefined;
+  readonly #failed = new Map<string, FailedCall>();
+  readonly #pending = new Map<string, PendingRepair>();
+  readonly #steps: LoopStep[] = [];
+  readonly #evidence: LoopEvidence[] = [];
+
+  constructor(private readonly o: ResolvedLoopOptions) {}
+
+  get outcome(): StopDecision | EscalateDecision | undefined {
+    return this.#outcome;
+  }
+  get turns(): number {
+    return this.#turns;
+  }
+  get calls(): number {
+    return this.#calls;
+  }
+  get steps(): readonly LoopStep[] {
+    return this.#steps;
+  }
+  get evidence(): readonly LoopEvidence[] {
+    return this.#evidence;
+  }
+
+  beginTurn(): StopDecision | EscalateDecision | undefined {
+    if (this.#outcome !== undefined) return this.#outcome;
+    this.#turns++;
+    if (this.#turns > this.o.maxTurns) return this.#stop("turn_limit");
+    return undefined;
+  }
+
+  admit(call: ProposedCall): Admission {
+    const callId = typeof call.callId === "string" && call.callId.length > 0 ? call.callId : randomUUID();
+    if (this.#outcome !== undefined) return this.#refuse(call, callId, "stopped");
+    if (this.#turns === 0) this.#turns = 1;
+    if (this.#calls >= this.o.maxCalls) return this.#refuse(call, callId, "call_limit");
+    // Hash only when something failed before: the valid path pays nothing.
+    const prior = this.#failed.size === 0 ? undefined : this.#failed.get(callKey(call.tool, call.args));
+    if (prior !== undefined) {
+      const facts = { ...prior.failure, meta: { ...prior.failure.meta, attempts: 0 } };
+      const ev = this.#record(call, callId, facts, "stop", "no_new_evidence", prior.callId);
+      return this.#refuse(call, callId, "no_new_evidence", { code: prior.failure.code, evidence: ev });
+    }
+    const repair = this.#pending.get(call.tool);
+    if (this.o.requireFieldChange && repair !== undefined && repair.paths.length > 0 && !repair.paths.includes("")) {
+      const now = argsValue(call.args);
+      if (now.parsed && repair.paths.every((p) => same(valueAt(repair.args, p), valueAt(now.value, p)))) {
+        const facts = { code: "INVALID_INPUT" as const, effect: "none" as const, issues: repair.paths.map((path) => ({ path, code: "unchanged", message: "" })) };
+        const ev = this.#record(call, callId, facts, "stop", "no_new_evidence");
+        return this.#refuse(call, callId, "no_new_evidence", { code: "INVALID_INPUT", evidence: ev });
+      }
+    }
+    this.#calls++;
+    return { ok: true, call: { tool: call.tool, args: call.args, callId } };
+  }
+
+  observe(call: ProposedCall, result: unknown): LoopDecision {
+    const envelope = isEnvelope(result);
+    const callId = call.callId ?? (envelope ? result.meta.callId : randomUUID());
+    const d = envelope ? this.#decide(call, { tool: call.tool, callId }, result) : this.#stop("not_an_envelope", { tool: call.tool, callId });
+    this.#steps.push(envelope ? { tool: call.tool, callId, result, decision: d } : { tool: call.tool, callId, decision: d });
+    return d;
+  }
+
+  async run(call: ProposedCall, execute: (call: AdmittedCall) => Promise<ToolResult> | ToolResult): Promise<LoopStep> {
+    const adm = this.admit(call);
+    if (!adm.ok) return this.#steps[this.#steps.length - 1]!;
+    let result: unknown;
+    try {
+      result = await execute(adm.call);
+    } catch {
+      result = undefined;
+    }
+    this.observe(adm.call, result);
+    return this.#steps[this.#steps.length - 1]!;
+  }
+
+  #decide(call: ProposedCall, at: At, r: ToolResult): LoopDecision {
+    if (r.ok) {
+      if (this.#pending.size > 0) this.#pending.delete(call.tool);
+      return this.#emit<ContinueDecision>({ action: "continue", reason: "ok", message: LOOP_MESSAGES.ok, tool: at.tool, callId: at.callId });
+    }
+    this.#failed.set(callKey(call.tool, call.args), { callId: at.callId, failure: r });
+    const code = r.code;
+    if (code === "INVALID_INPUT" || code === "UNKNOWN_TOOL") return this.#repair(call, at, r);
+    this.#pending.delete(call.tool);
+    switch (code) {
+      case "REJECTED":
+        return this.#emit<ContinueDecision>({ action: "continue", reason: "rejected", message: LOOP_MESSAGES.rejected, ...at, code });
+      case "CONFLICT":
+        if (!r.retryable) return this.#emit<ContinueDecision>({ action: "continue", reason: "conflict", message: LOOP_MESSAGES.conflict, ...at, code });
+        return this.#retryLater(call, at, r);
+      case "RETRYABLE":
+        return this.#retryLater(call, at, r);
+      case "INVALID_OUTPUT":
+        return this.#stop("invalid_output", at, { code, evidence: this.#record(call, at.callId, r, "stop", "invalid_output") });
+      case "DENIED":
+        return this.#escalate(call, at, "denied", r);
+      case "FAILED":
+        if (r.effect === "unknown") return this.#escalate(call, at, "unknown_effect", r);
+        return this.#stop("failed", at, { code, evidence: this.#record(call, at.callId, r, "stop", "failed") });
+    }
+    return this.#stop("failed", at, { code, evidence: this.#record(call, at.callId, r, "stop", "failed") });
+  }
+
+  #repair(call: ProposedCall, at: At, r: ToolFailure): LoopDecision {
+    const code = r.code as "INVALID_INPUT" | "UNKNOWN_TOOL";
+    const slot = code === "UNKNOWN_TOOL" ? UNKNOWN : call.tool;
+    const used = this.#pending.get(slot)?.used ?? 0;
+    if (used >= this.o.repairBudget) {
+      this.#pending.delete(slot);
+      return this.#stop("repair_budget_exhausted", at, { code, evidence: this.#record(call, at.callId, r, "stop", "repair_budget_exhausted") });
+    }
+    const v = argsValue(call.args);
+    this.#pending.set(slot, { used: used + 1, paths: (r.issues ?? []).map((i) => i.path), args: v.parsed ? v.value : ABSENT });
+    const reason = code === "UNKNOWN_TOOL" ? "unknown_tool" : "invalid_input";
+    return this.#emit<RepairDecision>({ action: "repair", reason, message: LOOP_MESSAGES[reason], ...at, code, issues: r.issues ?? [], repairsLeft: this.o.repairBudget - used - 1 });
+  }
+
+  #retryLater(call: ProposedCall, at: At, r: ToolFailure): StopDecision {
+    return this.#stop("retry_later", at, {
+      code: r.code,
+      ...(r.retryAfterMs !== undefined ? { retryAfterMs: r.retryAfterMs } : {}),
+      evidence: this.#record(call, at.callId, r, "stop", "retry_later"),
+    });
+  }
+
+  #escalate(call: ProposedCall, at: At, reason: EscalateReason, r: ToolFailure): EscalateDecision {
+    const evidence = this.#record(call, at.callId, r, "escalate", reason);
+    return this.#emit<EscalateDecision>({ action: "escalate", reason, message: LOOP_MESSAGES[reason], ...at, code: r.code, evidence });
+  }
+
+  #emit<D extends LoopDecision>(d: D): D {
+    if (this.#outcome === undefined && isTerminal(d)) this.#outcome = d;
+    this.o.onDecision?.(d);
+    return d;
+  }
+
+  #stop(reason: StopReason, at?: At, extra: Partial<StopDecision> = {}): StopDecision {
+    return this.#emit<StopDecision>({ action: "stop", reason, message: LOOP_MESSAGES[reason], ...(at ?? {}), ...extra });
+  }
+
+  #refuse(call: ProposedCall, callId: string, reason: StopReason, extra: Partial<StopDecision> = {}): Admission {
+    this.#calls++;
+    const decision = this.#stop(reason, { tool: call.tool, callId }, extra);
+    this.#steps.push({ tool: call.tool, callId, decision });
+    return { ok: false, decision };
+  }
+
+  #record(call: ProposedCall, callId: string, f: FailureFacts, action: "stop" | "escalate", reason: StopReason | EscalateReason, repeatOf?: string): LoopEvidence {
+    const gateCallId = repeatOf === undefined ? f.meta?.callId : undefined;
+    const e: LoopEvidence = Object.freeze({
+      tool: call.tool,
+      version: f.meta?.version ?? "",
+      code: f.code,
+      issuePaths: Object.freeze((f.issues ?? []).map((i) => i.path)),
+      callId,
+      ...(gateCallId !== undefined && gateCallId !== callId ? { gateCallId } : {}),
+      at: new Date(this.o.now()).toISOString(),
+      effect: f.effect,
+      attempts: f.meta?.attempts ?? 0,
+      action,
+      reason,
+      ...(repeatOf !== undefined ? { repeatOf } : {}),
+      ...this.#argumentsText(call.args),
+    });
+    this.#evidence.push(e);
+    return e;
+  }
+
+  #argumentsText(args: unknown): { arguments?: string } {
+    if (!this.o.includeArguments) return {};
+    const text = canonicalJson(args) ?? (typeof args === "string" ? args : "<unrepresentable>");
+    return { arguments: truncate(this.o.redact(text), 2_000) };
+  }
+}
