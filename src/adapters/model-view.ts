@@ -4,7 +4,7 @@
  * loop refused, the refusal and its reason. Every provider format serializes this one view.
  * @module
  */
-import type { Effect, Issue, ToolErrorCode, ToolResult } from "../result.js";
+import type { ToolFailure, ToolResult } from "../result.js";
 import type { LoopDecision, StopReason } from "../loop/decision.js";
 
 /** A success as the model sees it. */
@@ -13,15 +13,8 @@ export interface ModelSuccessView {
   readonly data: unknown;
 }
 
-/** A failure as the model sees it. */
-export interface ModelFailureView {
-  readonly ok: false;
-  readonly code: ToolErrorCode;
-  readonly message: string;
-  readonly issues?: readonly Issue[];
-  readonly retryable: boolean;
-  readonly retryAfterMs?: number;
-  readonly effect: Effect;
+/** A failure as the model sees it: the envelope's fields without meta (and without effect refs). */
+export interface ModelFailureView extends Pick<ToolFailure, "ok" | "code" | "message" | "issues" | "retryable" | "retryAfterMs" | "effect"> {
   /** What the loop policy decided, when one is attached (e.g. "Fix only the reported fields and call again"). */
   readonly next?: string;
 }
