@@ -9,7 +9,7 @@
  * cancellation is visible rather than hidden in the gate's ratio.
  */
 import { createGate, defineTool, type CallRecord } from "../src/index.js";
-import { createFakeOrders, makeOrderTools } from "../examples/orders/index.js";
+import { createFakeOrders } from "../examples/orders/index.js";
 import { GetOrderInput, GetOrderOutput } from "../examples/orders/schemas.js";
 import { compare, printTable, verdict } from "./harness.js";
 
@@ -27,7 +27,6 @@ export default async function run(): Promise<void> {
     const checked = GetOrderOutput.safeParse(out);
     return checked.success ? { ok: true, data: checked.data } : { ok: false, error: checked.error };
   };
-  const [exampleGetOrder] = makeOrderTools(service);
   const getOrder = defineTool({
     name: "get_order",
     version: "1.0.0",
@@ -37,8 +36,17 @@ export default async function run(): Promise<void> {
     effect: "read",
     execute,
   });
+  const readsSignal = defineTool({
+    name: "get_order",
+    version: "1.0.0",
+    description: "Look up a customer's orders",
+    input: GetOrderInput,
+    output: GetOrderOutput,
+    effect: "read",
+    execute: (input, ctx) => service.findOrders(input.customerId, { includeHistory: input.includeHistory, signal: ctx.signal }),
+  });
   const gate = createGate({ tools: [getOrder] });
-  const withSignal = createGate({ tools: [exampleGetOrder] });
+  const withSignal = createGate({ tools: [readsSignal] });
   let seen = 0;
   const hooked = createGate({ tools: [getOrder], onCall: (r: CallRecord) => void (seen += r.attempts) });
 
