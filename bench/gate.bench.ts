@@ -27,22 +27,17 @@ export default async function run(): Promise<void> {
     const checked = GetOrderOutput.safeParse(out);
     return checked.success ? { ok: true, data: checked.data } : { ok: false, error: checked.error };
   };
-  const getOrder = defineTool({
+  const base = {
     name: "get_order",
     version: "1.0.0",
     description: "Look up a customer's orders",
     input: GetOrderInput,
     output: GetOrderOutput,
     effect: "read",
-    execute,
-  });
+  } as const;
+  const getOrder = defineTool({ ...base, execute });
   const readsSignal = defineTool({
-    name: "get_order",
-    version: "1.0.0",
-    description: "Look up a customer's orders",
-    input: GetOrderInput,
-    output: GetOrderOutput,
-    effect: "read",
+    ...base,
     execute: (input, ctx) => service.findOrders(input.customerId, { includeHistory: input.includeHistory, signal: ctx.signal }),
   });
   const gate = createGate({ tools: [getOrder] });

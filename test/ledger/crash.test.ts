@@ -3,31 +3,22 @@
  * unknown with the effects it recorded — never absent, never silently "none". And a process
  * killed during a stream of writes loses no acknowledged one.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, it } from "vitest";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { z } from "zod";
 import { createGate, defineTool } from "../../src/index.js";
 import { postgresLedger, sqliteLedger, type Ledger } from "../../src/ledger/index.js";
 import { spawnChild } from "./_child.js";
-import { startPostgres, type TestPostgres } from "./_pg.js";
+import { useLedgerFixtures } from "./_pg.js";
 
-const dir = mkdtempSync(join(tmpdir(), "toolgate-crash-"));
-let pgServer: TestPostgres;
-beforeAll(async () => {
-  pgServer = await startPostgres();
-});
-afterAll(async () => {
-  await pgServer?.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
+const fx = useLedgerFixtures("toolgate-crash-");
+const dir = fx.dir;
 
 let n = 0;
 const stores: { name: string; db: () => Promise<string>; open: (db: string, now?: () => number) => Ledger }[] = [
   { name: "sqlite", db: async () => join(dir, `crash${++n}.db`), open: (db, now) => sqliteLedger({ path: db, ...(now ? { now } : {}) }) },
-  { name: "postgres", db: () => pgServer.newDatabase(), open: (db, now) => postgresLedger({ connectionString: db, ...(now ? { now } : {}) }) },
+  { name: "postgres", db: () => fx.server().newDatabase(), open: (db, now) => postgresLedger({ connectionString: db, ...(now ? { now } : {}) }) },
 ];
 
 const later = () => Date.now() + 60 * 60_000; // the restarted process runs after every lease

@@ -5,14 +5,12 @@
  * same key. Invariants: 0 duplicated effects, 0 lost acknowledged effects, every unknown outcome
  * visible in `unresolved`, no answer that says "none" when an effect happened.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, it } from "vitest";
 import { join } from "node:path";
 import { createGate, type ToolResult } from "../../src/index.js";
 import { memoryLedger, postgresLedger, sqliteLedger, type Ledger } from "../../src/ledger/index.js";
 import { deferred, fakeBank, fakeClock, payTool, Reset } from "./_fixtures.js";
-import { startPostgres, type TestPostgres } from "./_pg.js";
+import { useLedgerFixtures } from "./_pg.js";
 
 type Point = "beforeEffect" | "afterEffect" | "afterCommit" | "none";
 type Kind = "downstream" | "reconcile" | "plain";
@@ -137,17 +135,8 @@ async function runSeeds(openLedger: (now: () => number) => Ledger, seeds: number
   return t;
 }
 
-const dir = mkdtempSync(join(tmpdir(), "toolgate-faults-"));
-let pgServer: TestPostgres;
-let pgUrl = "";
-beforeAll(async () => {
-  pgServer = await startPostgres();
-  pgUrl = await pgServer.newDatabase();
-});
-afterAll(async () => {
-  await pgServer?.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
+const fx = useLedgerFixtures("toolgate-faults-");
+const dir = fx.dir;
 
 describe("fault injection at three points, seeded runs with retries", () => {
   const check = (t: Totals, runs: number) => {
@@ -180,7 +169,7 @@ describe("fault injection at three points, seeded runs with retries", () => {
   });
 
   it("postgres: 150 runs, a new pool per process", async () => {
-    const t = await runSeeds((now) => postgresLedger({ connectionString: pgUrl, now, max: 2 }), 150, 2_000);
+    const t = await runSeeds((now) => postgresLedger({ connectionString: fx.url(), now, max: 2 }), 150, 2_000);
     check(t, 150);
   });
 });

@@ -1,24 +1,15 @@
 /** 50 calls with one key from 4 OS processes sharing one store: exactly one execution. */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { describe, expect, it } from "vitest";
 import { join } from "node:path";
 import { postgresLedger, sqliteLedger, type Ledger } from "../../src/ledger/index.js";
 import { spawnChild } from "./_child.js";
-import { startPostgres, type TestPostgres } from "./_pg.js";
+import { useLedgerFixtures } from "./_pg.js";
 
-const dir = mkdtempSync(join(tmpdir(), "toolgate-procs-"));
-let pgServer: TestPostgres;
-beforeAll(async () => {
-  pgServer = await startPostgres();
-});
-afterAll(async () => {
-  await pgServer?.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
+const fx = useLedgerFixtures("toolgate-procs-");
+const dir = fx.dir;
 
 const stores: { name: string; db: () => Promise<string>; open: (db: string) => Ledger }[] = [
-  { name: "postgres", db: () => pgServer.newDatabase(), open: (db) => postgresLedger({ connectionString: db }) },
+  { name: "postgres", db: () => fx.server().newDatabase(), open: (db) => postgresLedger({ connectionString: db }) },
   { name: "sqlite", db: async () => join(dir, "race.db"), open: (db) => sqliteLedger({ path: db }) },
 ];
 
