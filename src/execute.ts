@@ -6,7 +6,7 @@
  */
 import { _fail, type Failure } from "./result.js";
 import type { AnyTool } from "./tool.js";
-import { runAttempt, type AttemptResult, type CallScope } from "./attempt.js";
+import { runAttempt, startAttempt, type AttemptResult, type CallScope } from "./attempt.js";
 import { classifyError, type Classified } from "./policy/classify.js";
 import { fullJitter } from "./policy/backoff.js";
 import { sleep } from "./policy/deadline.js";
@@ -108,41 +108,100 @@ function outcomeName(r: AttemptResult, c: Classified | undefined): AttemptEvent[
   return c!.kind;
 }
 
-/** Run the tool under its policies. Never throws. */
-export async function executeWithPolicy(rt: ToolRuntime, input: unknown, scope: CallScope, env: ExecEnv): Promise<ExecOutcome> {
+/**
+ * Run the tool under its policies and call `done` once with the outcome (the hot path: no
+ * promise of its own when the first attempt succeeds). Never throws; `done` must not either.
+ * `now`: a `performance.now()` read just before (the first attempt's deadline counts from it).
+ */
+export function executeWithPolicy(
+  rt: ToolRuntime,
+  input: unknown,
+  scope: CallScope,
+  env: ExecEnv,
+  now: number | undefined,
+  done: (outcome: ExecOutcome) => void,
+): void {
   const tool = rt.tool;
   if (rt.inFlight >= rt.concurrency) {
-    return { ok: false, failure: _fail("RETRYABLE", MSG.busy, true, "none"), attempts: 0 };
+    done({ ok: false, failure: _fail("RETRYABLE", MSG.busy, true, "none"), attempts: 0 });
+    return;
   }
   rt.inFlight++;
+  env.budget.deposit();
+  // A failed write may have applied its effect: it is retried only with a guarantee (a downstream
+  // that honours the idempotency key, or a state check), and a resumed claim checks state first.
+  const write = tool.effect === "write";
+  const maxAttempts = write && !writeRetryIsSafe(tool, scope) ? 1 : rt.retry.attempts;
+  const broken = (): void => done({ ok: false, failure: _fail("FAILED", MSG.failed, false, write ? "unknown" : "none"), attempts: 1 }); // never: the loop resolves
+  if ((write && scope.resumed) || (rt.breaker !== undefined && rt.breaker.state !== "closed")) {
+    attemptsFrom(rt, input, scope, env, maxAttempts, undefined, 0).then(done, broken);
+    return;
+  }
+  // The common case starts the first attempt directly; the loop below takes over only when that
+  // attempt did not succeed.
+  const started = env.onAttempt === undefined ? 0 : performance.now();
+  startAttempt(tool, input, scope, 1, rt.timeoutMs, now, (r) => {
+    if (r.kind === "value") done(release(rt, succeeded(rt, scope, env, 1, r.value, started)));
+    else attemptsFrom(rt, input, scope, env, maxAttempts, r, started).then(done, broken);
+  });
+}
+
+function release(rt: ToolRuntime, outcome: ExecOutcome): ExecOutcome {
+  rt.inFlight--;
+  return outcome;
+}
+
+function succeeded(rt: ToolRuntime, scope: CallScope, env: ExecEnv, attempt: number, value: unknown, started: number): ExecOutcome {
+  const tool = rt.tool;
+  rt.breaker?.success();
+  if (env.onAttempt !== undefined) {
+    env.onAttempt({ tool: tool.name, version: tool.version, callId: scope.callId, attempt, outcome: "success", durationMs: performance.now() - started });
+  }
+  return { ok: true, value, attempts: attempt };
+}
+
+/**
+ * The attempt loop: breaker admission, attempts, classification, state checks, backoff.
+ * `first` is the first attempt's result when it already ran. Releases the concurrency slot.
+ */
+async function attemptsFrom(
+  rt: ToolRuntime,
+  input: unknown,
+  scope: CallScope,
+  env: ExecEnv,
+  maxAttempts: number,
+  first: AttemptResult | undefined,
+  firstStarted: number,
+): Promise<ExecOutcome> {
+  const tool = rt.tool;
+  const write = tool.effect === "write";
   try {
-    env.budget.deposit();
-    // A failed write may have applied its effect: it is retried only with a guarantee (a downstream
-    // that honours the idempotency key, or a state check), and a resumed claim checks state first.
-    const write = tool.effect === "write";
-    const maxAttempts = write && !writeRetryIsSafe(tool, scope) ? 1 : rt.retry.attempts;
-    if (write && scope.resumed) {
+    if (first === undefined && write && scope.resumed) {
       const rec = await reconcileWrite(tool, input, scope, 0, rt.timeoutMs);
       if (rec?.status === "applied") return { ok: true, value: rec.output, attempts: 0 };
       if (rec?.status === "unknown") return { ok: false, failure: _fail("FAILED", MSG.writeUnknown, false, "unknown"), attempts: 0 };
     }
     let last: Failure | undefined;
+    let pending = first;
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
-      if (rt.breaker !== undefined && rt.breaker.state !== "closed") {
-        const adm = rt.breaker.admit(Date.now());
-        if (!adm.ok) {
-          const f = last ?? _fail("RETRYABLE", MSG.breakerOpen, true, "none");
-          return { ok: false, failure: { ...f, retryAfterMs: Math.ceil(adm.retryAfterMs) }, attempts: attempt - 1 };
+      let r: AttemptResult;
+      let started = firstStarted;
+      if (pending !== undefined) {
+        r = pending;
+        pending = undefined;
+      } else {
+        if (rt.breaker !== undefined && rt.breaker.state !== "closed") {
+          const adm = rt.breaker.admit(Date.now());
+          if (!adm.ok) {
+            const f = last ?? _fail("RETRYABLE", MSG.breakerOpen, true, "none");
+            return { ok: false, failure: { ...f, retryAfterMs: Math.ceil(adm.retryAfterMs) }, attempts: attempt - 1 };
+          }
         }
+        started = env.onAttempt === undefined ? 0 : performance.now();
+        r = await runAttempt(tool, input, scope, attempt, rt.timeoutMs);
       }
-      const started = env.onAttempt === undefined ? 0 : performance.now();
-      const r = await runAttempt(tool, input, scope, attempt, rt.timeoutMs);
       const durationMs = env.onAttempt === undefined ? 0 : performance.now() - started;
-      if (r.kind === "value") {
-        rt.breaker?.success();
-        env.onAttempt?.({ tool: tool.name, version: tool.version, callId: scope.callId, attempt, outcome: "success", durationMs });
-        return { ok: true, value: r.value, attempts: attempt };
-      }
+      if (r.kind === "value") return succeeded(rt, scope, env, attempt, r.value, started);
       const c: Classified | undefined = r.kind === "threw" ? classifyError(r.error, tool.classify?.bind(tool)) : undefined;
       const kind = c?.kind ?? r.kind;
       if (kind === "transient" || kind === "timeout" || kind === "permanent") rt.breaker?.failure(Date.now());

@@ -9,10 +9,10 @@ import { _fail, type CallMeta, type Failure, type ToolResult } from "./result.js
 import type { AnyTool, OutputOf, Principal } from "./tool.js";
 import { resolveGate, type CallRequest, type GateOptions, type ResolvedGate } from "./gate-options.js";
 import { hardenText, hardenValue } from "./harden.js";
-import { splitMeta } from "./meta.js";
+import { splitMeta, type SplitMeta } from "./meta.js";
 import { toSafeIssues, issue } from "./issues.js";
-import { executeWithPolicy, failureFor, type ToolRuntime } from "./execute.js";
-import { claimCall, settleCall, type StepDone } from "./idempotency.js";
+import { executeWithPolicy, failureFor, type ExecOutcome, type ToolRuntime } from "./execute.js";
+import { claimCall, settleCall, type ClaimedCall, type StepDone } from "./idempotency.js";
 import { classifyError } from "./policy/classify.js";
 import { isPromiseLike } from "./standard.js";
 import { isToolError } from "./errors.js";
@@ -89,7 +89,7 @@ interface Call {
   /** The name as shown in the envelope and the record (never an unbounded echo of the caller's). */
   readonly name: string;
   readonly callId: string;
-  readonly startedAt: number;
+  /** `performance.now()` when the call began (the record's `startedAt` derives from it). */
   readonly t0: number;
 }
 
@@ -97,87 +97,160 @@ const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /** Resolve the tool and the call's identity; everything after this is the async pipeline. */
 function callTool(g: ResolvedGate, name: string, args: unknown, opts: CallOptions | undefined): Promise<ToolResult> {
-  const startedAt = Date.now();
   const t0 = performance.now();
   const rt = typeof name === "string" ? g.runtimes.get(name) : undefined;
   const shown = rt !== undefined ? rt.tool.name : typeof name === "string" && TOOL_NAME.test(name) ? g.redact(name) : "<invalid>";
-  const call = (callId: string): Call => ({ g, tool: rt?.tool, name: shown, callId, startedAt, t0 });
   if (opts !== undefined && !validOptions(opts)) {
-    return Promise.resolve(finish(call(newCallId()), { ok: false, failure: _fail("FAILED", MSG.callOptions, false, "none") }, 0));
+    const c: Call = { g, tool: rt?.tool, name: shown, callId: newCallId(), t0 };
+    return Promise.resolve(finish(c, { ok: false, failure: _fail("FAILED", MSG.callOptions, false, "none") }, 0));
   }
-  const c = call(opts?.callId ?? newCallId());
+  const c: Call = { g, tool: rt?.tool, name: shown, callId: opts?.callId ?? newCallId(), t0 };
   if (rt === undefined) return Promise.resolve(finish(c, { ok: false, failure: _fail("UNKNOWN_TOOL", MSG.unknownTool, false, "none") }, 0));
   return pipeline(c, rt, args, opts);
 }
 
-/** The steps of one call, top to bottom. Never throws. */
-async function pipeline(call: Call, rt: ToolRuntime, args: unknown, opts: CallOptions | undefined): Promise<ToolResult> {
-  const { g, callId } = call;
-  const tool = rt.tool;
-  const fail = (failure: Failure, attempts = 0): ToolResult => finish(call, { ok: false, failure }, attempts);
+/*
+ * The steps of one call, top to bottom. Each step runs synchronously when it can and hands the
+ * call to the next; a step that has to wait (an async validator or check, authorization, the
+ * ledger, the tool itself) continues from its promise. No step throws: a bug inside one ends the
+ * call as FAILED instead of rejecting the caller's promise.
+ */
+function pipeline(call: Call, rt: ToolRuntime, args: unknown, opts: CallOptions | undefined): Promise<ToolResult> {
+  const g = call.g;
   try {
     // 1. Harden the raw payload: JSON text or value; size, depth, keys. The result is plain data.
     const hardened = typeof args === "string" ? hardenText(args, g.limits) : hardenValue(args, g.limits);
     if (!hardened.ok) {
       const msg = hardened.reason === "json" ? MSG.invalidJson : MSG.limits;
-      return fail(_fail("INVALID_INPUT", msg, false, "none", { issues: [hardened.issue] }));
+      return Promise.resolve(refuse(call, _fail("INVALID_INPUT", msg, false, "none", { issues: [hardened.issue] })));
     }
 
     // 2. Split the reserved `_meta` envelope.
     const split = splitMeta(hardened.value);
-    if (!split.ok) return fail(_fail("INVALID_INPUT", MSG.invalidInput, false, "none", { issues: [split.issue] }));
+    if (!split.ok) return Promise.resolve(refuse(call, _fail("INVALID_INPUT", MSG.invalidInput, false, "none", { issues: [split.issue] })));
 
-    // 3. Validate input; refuse keys the advertised schema does not allow.
-    let validated = validate(tool.input, split.input);
-    if (isPromiseLike(validated)) validated = await validated;
-    if (validated === "threw") {
-      return fail(_fail("INVALID_INPUT", MSG.validatorThrew, false, "none", { issues: [issue("", "validator_error", MSG.validatorThrew)] }));
+    // 3. Validate input (continued in `validated`).
+    const v = validate(rt.tool.input, split.input);
+    if (isPromiseLike(v)) return v.then((r) => validated(call, rt, split, r, opts, undefined), internalError(call));
+    return asPromise(validated(call, rt, split, v, opts, call.t0));
+  } catch {
+    return Promise.resolve(internalError(call)());
+  }
+}
+
+/**
+ * 3b. Refuse invalid input and keys the advertised schema does not allow; then 4. authorize and
+ * ask for approval when the tool requires it, both before any effect. `now` is the call's clock
+ * reading while no step has waited: the first attempt's deadline counts from it.
+ */
+function validated(
+  call: Call,
+  rt: ToolRuntime,
+  split: SplitMeta & { ok: true },
+  v: StandardSchemaV1.Result<unknown> | "threw",
+  opts: CallOptions | undefined,
+  now: number | undefined,
+): ToolResult | Promise<ToolResult> {
+  const { g, callId } = call;
+  const tool = rt.tool;
+  try {
+    if (v === "threw") {
+      return refuse(call, _fail("INVALID_INPUT", MSG.validatorThrew, false, "none", { issues: [issue("", "validator_error", MSG.validatorThrew)] }));
     }
-    if (validated.issues !== undefined) {
-      return fail(_fail("INVALID_INPUT", MSG.invalidInput, false, "none", { issues: toSafeIssues(validated.issues, split.input, g.redact) }));
+    if (v.issues !== undefined) {
+      return refuse(call, _fail("INVALID_INPUT", MSG.invalidInput, false, "none", { issues: toSafeIssues(v.issues, split.input, g.redact) }));
     }
-    const input = validated.value;
+    const input = v.value;
     if (rt.unknownKeys !== undefined) {
       const unknown = rt.unknownKeys(split.input, g.redact);
-      if (unknown.length > 0) return fail(_fail("INVALID_INPUT", MSG.invalidInput, false, "none", { issues: unknown }));
+      if (unknown.length > 0) return refuse(call, _fail("INVALID_INPUT", MSG.invalidInput, false, "none", { issues: unknown }));
     }
-
-    // 4. Authorize, then ask for approval when the tool requires it. Both before any effect.
     if (g.authorize !== undefined || (tool.approval !== undefined && tool.approval !== false)) {
       const request: CallRequest = { tool: tool.name, version: tool.version, effect: tool.effect, callId, principal: opts?.principal, input, meta: split.meta };
-      const refused = await authorizeAndApprove(g, tool, request);
-      if (refused !== undefined) return fail(refused);
+      return authorizeAndApprove(g, tool, request).then(
+        (refused) => (refused !== undefined ? refuse(call, refused) : claimed(call, rt, input, split.meta, opts, undefined)),
+        internalError(call),
+      );
     }
-
-    // 5. Claim the idempotency key (writes, with a ledger): replay, CONFLICT, or go ahead.
-    let claim = claimCall(g, rt, input, { callId, meta: split.meta, idempotencyKey: opts?.idempotencyKey, principal: opts?.principal, signal: opts?.signal });
-    if (isPromiseLike(claim)) claim = await claim;
-    if (claim.kind === "answer") return finish(call, claim.done, 0);
-
-    // 6. Execute under policy: timeout, classification, retry, breaker, concurrency.
-    const exec = await executeWithPolicy(rt, input, claim.scope, g);
-
-    // 7–8. Validate output (a transport success proves no business rule), then the business check.
-    let done = exec.ok ? verify(g, tool, input, exec.value) : { ok: false as const, failure: exec.failure };
-    if (isPromiseLike(done)) done = await done;
-
-    // 9. Settle the ledger with the outcome.
-    let settled = settleCall(g, claim, done, exec.attempts);
-    if (isPromiseLike(settled)) settled = await settled;
-    return finish(call, settled, exec.attempts);
+    return claimed(call, rt, input, split.meta, opts, now);
   } catch {
-    return fail(_fail("FAILED", MSG.internal, false, tool.effect === "write" ? "unknown" : "none"));
+    return internalError(call)();
   }
+}
+
+/** 5. Claim the idempotency key (writes, with a ledger): replay, CONFLICT, or go ahead. */
+function claimed(
+  call: Call,
+  rt: ToolRuntime,
+  input: unknown,
+  meta: Readonly<Record<string, unknown>>,
+  opts: CallOptions | undefined,
+  now: number | undefined,
+): ToolResult | Promise<ToolResult> {
+  try {
+    const claim = claimCall(call.g, rt, input, { callId: call.callId, meta, idempotencyKey: opts?.idempotencyKey, principal: opts?.principal, signal: opts?.signal });
+    if (isPromiseLike(claim)) return claim.then((c) => executed(call, rt, input, c, undefined), internalError(call));
+    return executed(call, rt, input, claim, now);
+  } catch {
+    return internalError(call)();
+  }
+}
+
+/** 6. Execute under policy: timeout, classification, retry, breaker, concurrency. */
+function executed(call: Call, rt: ToolRuntime, input: unknown, claim: ClaimedCall, now: number | undefined): ToolResult | Promise<ToolResult> {
+  if (claim.kind === "answer") return finish(call, claim.done, 0);
+  return new Promise<ToolResult>((resolve) => {
+    try {
+      executeWithPolicy(rt, input, claim.scope, call.g, now, (exec) => resolve(checked(call, rt, input, claim, exec)));
+    } catch {
+      resolve(internalError(call)());
+    }
+  });
+}
+
+/** 7–8. Validate output (a transport success proves no business rule), then the business check. */
+function checked(call: Call, rt: ToolRuntime, input: unknown, claim: ClaimedCall & { kind: "go" }, exec: ExecOutcome): ToolResult | Promise<ToolResult> {
+  try {
+    const done = exec.ok ? verify(call.g, rt.tool, input, exec.value) : { ok: false as const, failure: exec.failure };
+    if (isPromiseLike(done)) return done.then((d) => settled(call, claim, d, exec.attempts), internalError(call));
+    return settled(call, claim, done, exec.attempts);
+  } catch {
+    return internalError(call)();
+  }
+}
+
+/** 9. Settle the ledger with the outcome, and answer. */
+function settled(call: Call, claim: ClaimedCall & { kind: "go" }, done: Done, attempts: number): ToolResult | Promise<ToolResult> {
+  try {
+    const s = settleCall(call.g, claim, done, attempts);
+    if (isPromiseLike(s)) return s.then((d) => finish(call, d, attempts), internalError(call));
+    return finish(call, s, attempts);
+  } catch {
+    return internalError(call)();
+  }
+}
+
+function refuse(call: Call, failure: Failure): ToolResult {
+  return finish(call, { ok: false, failure }, 0);
+}
+
+/** The answer when a step failed inside the gate itself. */
+function internalError(call: Call): () => ToolResult {
+  return () => finish(call, { ok: false, failure: _fail("FAILED", MSG.internal, false, call.tool?.effect === "write" ? "unknown" : "none") }, 0);
+}
+
+function asPromise(r: ToolResult | Promise<ToolResult>): Promise<ToolResult> {
+  return isPromiseLike(r) ? r : Promise.resolve(r);
 }
 
 /** Output validation and the business check; synchronous unless the schema or the check is async. */
 function verify(g: ResolvedGate, tool: AnyTool, input: unknown, value: unknown): Done | Promise<Done> {
   const out = validate(tool.output, value);
-  if (isPromiseLike(out)) return out.then((o) => verified(g, tool, input, value, o));
-  return verified(g, tool, input, value, out);
+  if (isPromiseLike(out)) return out.then((o) => judged(g, tool, input, value, o));
+  return judged(g, tool, input, value, out);
 }
 
-function verified(g: ResolvedGate, tool: AnyTool, input: unknown, value: unknown, out: StandardSchemaV1.Result<unknown> | "threw"): Done | Promise<Done> {
+function judged(g: ResolvedGate, tool: AnyTool, input: unknown, value: unknown, out: StandardSchemaV1.Result<unknown> | "threw"): Done | Promise<Done> {
   const writeEffect = tool.effect === "write" ? "applied" : "none";
   if (out === "threw" || out.issues !== undefined) {
     const issues = out === "threw" ? [issue("", "validator_error", MSG.invalidOutput)] : toSafeIssues(out.issues, value, g.redact);
@@ -271,7 +344,7 @@ async function businessCheck(tool: AnyTool, output: unknown, input: unknown): Pr
 /** Build the envelope and emit the call's record. */
 function finish(call: Call, done: Done, attempts: number): ToolResult {
   const { g, tool, name, callId } = call;
-  const durationMs = Math.round((performance.now() - call.t0) * 1000) / 1000;
+  const durationMs = Math.round((performance.now() - call.t0) * 1000) / 1000; // µs precision
   const version = tool?.version ?? "";
   const meta: CallMeta =
     done.replayed === true ? { tool: name, version, callId, attempts, durationMs, replayed: true } : { tool: name, version, callId, attempts, durationMs };
@@ -288,7 +361,7 @@ function finish(call: Call, done: Done, attempts: number): ToolResult {
       effect: done.ok ? (tool?.effect === "write" ? "applied" : "none") : done.failure.effect,
       retryable: done.ok ? false : done.failure.retryable,
       replayed: done.replayed === true,
-      startedAt: call.startedAt,
+      startedAt: Math.round(performance.timeOrigin + call.t0),
       ...(!done.ok && done.failure.issues !== undefined ? { issuePaths: done.failure.issues.map((i) => i.path) } : {}),
     });
   }

@@ -150,11 +150,13 @@ function scanText(text: string, maxDepth: number): Hardened | undefined {
 interface WalkState {
   size: number;
   readonly limits: CompiledLimits;
-  readonly path: (string | number)[];
   readonly ancestors: object[];
   /** Copy while walking (values from a caller); JSON.parse output is already plain and is kept. */
   readonly copy: boolean;
-  problem: Hardened | undefined;
+  code: string;
+  message: string;
+  /** The failing path, innermost segment first: made and filled only while a failure unwinds. */
+  trail: (string | number)[] | undefined;
 }
 
 const FAIL: unique symbol = Symbol("toolgate.harden.fail");
@@ -169,22 +171,23 @@ export function hardenValue(value: unknown, limits: CompiledLimits): Hardened {
 }
 
 function hardenWalk(value: unknown, limits: CompiledLimits, copy: boolean): Hardened {
-  const st: WalkState = { size: 0, limits, path: [], ancestors: [], copy, problem: undefined };
+  if (value === undefined) return refused("limits", "", "non_json", MSG.nonJson);
+  const st: WalkState = { size: 0, limits, ancestors: [], copy, code: "non_json", message: MSG.nonJson, trail: undefined };
   let out: unknown;
   try {
-    if (value === undefined) return refused("limits", "", "non_json", MSG.nonJson);
     out = walk(value, st);
   } catch {
-    // A throwing getter: not plain data.
-    return refused("limits", st.path.join("."), "non_json", MSG.nonJson);
+    out = FAIL; // unreachable: every read that can throw is caught where it happens
   }
-  if (out === FAIL) return st.problem ?? refused("limits", "", "non_json", MSG.nonJson);
-  return { ok: true, value: out };
+  if (out !== FAIL) return { ok: true, value: out };
+  return refused("limits", st.trail === undefined ? "" : st.trail.reverse().join("."), st.code, st.message);
 }
 
-function stop(st: WalkState, code: string, message: string, extra?: string): typeof FAIL {
-  const path = extra === undefined ? st.path.join(".") : [...st.path, extra].join(".");
-  st.problem = refused("limits", path, code, message);
+/** Record the problem; `at` is a segment below the current value (a key that was not walked into). */
+function stop(st: WalkState, code: string, message: string, at?: string | number): typeof FAIL {
+  st.code = code;
+  st.message = message;
+  if (at !== undefined) (st.trail ??= []).push(at);
   return FAIL;
 }
 
@@ -199,7 +202,7 @@ function walk(v: unknown, st: WalkState): unknown {
       st.size += 8;
       if (st.size > st.limits.maxBytes) return stop(st, "too_large", MSG.tooLarge);
       if (!Number.isFinite(v)) return stop(st, "non_finite", MSG.nonFinite);
-      if (!st.limits.allowUnsafeIntegers && Number.isInteger(v) && !Number.isSafeInteger(v)) {
+      if (!st.limits.allowUnsafeIntegers && !Number.isSafeInteger(v) && Number.isInteger(v)) {
         return stop(st, "unsafe_integer", MSG.unsafeInt);
       }
       return v;
@@ -214,13 +217,12 @@ function walk(v: unknown, st: WalkState): unknown {
         return null;
       }
       if (st.copy && isProxy(v)) return stop(st, "non_plain_object", MSG.nonPlain);
-      if (st.ancestors.length >= st.limits.maxDepth) {
-        return st.ancestors.includes(v) ? stop(st, "cycle", MSG.cycle) : stop(st, "too_deep", MSG.tooDeep);
-      }
-      if (st.ancestors.includes(v)) return stop(st, "cycle", MSG.cycle);
-      st.ancestors.push(v);
+      const anc = st.ancestors;
+      if (anc.length >= st.limits.maxDepth) return anc.includes(v) ? stop(st, "cycle", MSG.cycle) : stop(st, "too_deep", MSG.tooDeep);
+      if (anc.length > 0 && anc.includes(v)) return stop(st, "cycle", MSG.cycle);
+      anc.push(v);
       const out = Array.isArray(v) ? walkArray(v, st) : walkObject(v, st);
-      st.ancestors.pop();
+      anc.pop();
       return out;
     }
     default:
@@ -234,14 +236,22 @@ function walkArray(v: unknown[], st: WalkState): unknown {
   const n = v.length;
   st.size += 2 + n;
   if (st.size > st.limits.maxBytes) return stop(st, "too_large", MSG.tooLarge);
-  const out: unknown[] = st.copy ? new Array<unknown>(n) : v;
+  const copy = st.copy;
+  const out: unknown[] = copy ? new Array<unknown>(n) : v;
   for (let i = 0; i < n; i++) {
-    if (!(i in v)) return stop(st, "non_json", MSG.nonJson, String(i));
-    st.path.push(i);
-    const child = walk(v[i], st);
-    if (child === FAIL) return FAIL;
-    if (st.copy) out[i] = child;
-    st.path.pop();
+    if (!(i in v)) return stop(st, "non_json", MSG.nonJson, i);
+    let item: unknown;
+    try {
+      item = v[i]; // read once: the copy holds exactly what was checked
+    } catch {
+      return stop(st, "non_json", MSG.nonJson, i); // a throwing getter: not plain data
+    }
+    const child = walk(item, st);
+    if (child === FAIL) {
+      (st.trail ??= []).push(i);
+      return FAIL;
+    }
+    if (copy) out[i] = child;
   }
   return out;
 }
@@ -251,22 +261,31 @@ function walkObject(v: object, st: WalkState): unknown {
   if (proto !== Object.prototype && proto !== null) return stop(st, "non_plain_object", MSG.nonPlain);
   st.size += 2;
   const rec = v as Record<string, unknown>;
-  const out: Record<string, unknown> = st.copy ? {} : rec;
-  for (const key of Object.keys(rec)) {
+  const copy = st.copy;
+  const out: Record<string, unknown> = copy ? {} : rec;
+  const keys = Object.keys(rec);
+  for (let k = 0; k < keys.length; k++) {
+    const key = keys[k]!;
     if (st.limits.forbidden.has(key)) return stop(st, "forbidden_key", MSG.forbidden, key);
     if (!key.isWellFormed()) return stop(st, "lone_surrogate", MSG.surrogate, "<key>");
-    const value = rec[key]; // read once: the copy holds exactly what was checked
+    let value: unknown;
+    try {
+      value = rec[key]; // read once: the copy holds exactly what was checked
+    } catch {
+      return stop(st, "non_json", MSG.nonJson, key); // a throwing getter: not plain data
+    }
     if (value === undefined) continue; // absent, as JSON.stringify would drop it
     st.size += key.length + 4;
     if (st.size > st.limits.maxBytes) return stop(st, "too_large", MSG.tooLarge, key);
-    st.path.push(key);
     const child = walk(value, st);
-    if (child === FAIL) return FAIL;
-    if (st.copy) {
+    if (child === FAIL) {
+      (st.trail ??= []).push(key);
+      return FAIL;
+    }
+    if (copy) {
       if (key === "__proto__") Object.defineProperty(out, key, { value: child, enumerable: true, writable: true, configurable: true });
       else out[key] = child;
     }
-    st.path.pop();
   }
   return out;
 }

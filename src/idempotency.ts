@@ -110,21 +110,34 @@ async function claimInLedger(g: ResolvedGate, rt: ToolRuntime, input: unknown, c
 
 function goAhead(g: ResolvedGate, c: ClaimInput, key: string | undefined, held: Ticket | undefined, outcome: ClaimOutcome | undefined): ClaimedCall {
   const resumed = outcome?.status === "claimed" && outcome.resumed;
-  const effects: EffectRef[] = resumed ? [...outcome.entry.effects] : [];
-  const scope: CallScope = {
-    callId: c.callId,
-    meta: c.meta,
-    idempotencyKey: key,
-    principal: c.principal,
-    signal: c.signal,
-    resumed,
-    recordEffect: async (e: EffectRef) => {
-      const ref = checkEffect(e, g);
-      if (held !== undefined) await held.ledger.recordEffect(held.id, held.owner, ref);
-      effects.push(ref);
-    },
-  };
-  return { kind: "go", scope, ticket: held, effects };
+  const scope = new Scope(g, c, key, held, resumed, resumed ? [...outcome.entry.effects] : []);
+  return { kind: "go", scope, ticket: held, effects: scope.effects };
+}
+
+/** The call's scope: what every attempt's context shares, and the effects recorded so far. */
+class Scope implements CallScope {
+  readonly callId: string;
+  readonly meta: Readonly<Record<string, unknown>>;
+  readonly principal: Principal | undefined;
+  readonly signal: AbortSignal | undefined;
+  constructor(
+    private readonly g: ResolvedGate,
+    c: ClaimInput,
+    readonly idempotencyKey: string | undefined,
+    private readonly held: Ticket | undefined,
+    readonly resumed: boolean,
+    readonly effects: EffectRef[],
+  ) {
+    this.callId = c.callId;
+    this.meta = c.meta;
+    this.principal = c.principal;
+    this.signal = c.signal;
+  }
+  async recordEffect(e: EffectRef): Promise<void> {
+    const ref = checkEffect(e, this.g);
+    if (this.held !== undefined) await this.held.ledger.recordEffect(this.held.id, this.held.owner, ref);
+    this.effects.push(ref);
+  }
 }
 
 /**

@@ -2,15 +2,14 @@
  * Cheap timeouts for the hot path. A `setTimeout` per call costs about as much as validating a
  * small payload; calls that share a timeout length finish roughly in order, so one queue per
  * length with one armed timer gives O(1) add and cancel. Uses the global timer functions at call
- * time, so fake timers in tests apply. Timers are unref'd: a pending deadline never holds the
+ * time, so fake timers in tests apply (with `performance` faked too, as vitest and Jest do by default). Timers are unref'd: a pending deadline never holds the
  * process open by itself (the work it guards does, through its own sockets and handles).
  * @module
  */
 
-interface Entry {
-  readonly deadline: number;
-  readonly fire: () => void;
-  done: boolean;
+/** What a deadline calls when it passes. */
+export interface DeadlineTarget {
+  onDeadline(): void;
 }
 
 /** A scheduled deadline; `cancel()` when the work finished first. */
@@ -20,36 +19,45 @@ export interface DeadlineHandle {
 
 type Timer = { unref?: () => unknown };
 
+/** One deadline: a node of its queue's list, and its own cancel handle (no closure per call). */
+class Entry implements DeadlineHandle {
+  next: Entry | undefined = undefined;
+  done = false;
+  constructor(
+    readonly deadline: number,
+    readonly target: DeadlineTarget,
+    private readonly queue: DeadlineQueue,
+  ) {}
+  cancel(): void {
+    if (this.done) return;
+    this.done = true;
+    this.queue.compact();
+  }
+}
+
+/** Deadlines of one length, in the order they were scheduled (which is the order they expire). */
 class DeadlineQueue {
-  private entries: Entry[] = [];
-  private head = 0;
+  private head: Entry | undefined;
+  private tail: Entry | undefined;
   private timer: Timer | undefined;
 
   constructor(private readonly ms: number) {}
 
-  add(fire: () => void): DeadlineHandle {
-    const entry: Entry = { deadline: Date.now() + this.ms, fire, done: false };
-    this.entries.push(entry);
+  add(target: DeadlineTarget, now: number): DeadlineHandle {
+    const entry = new Entry(now + this.ms, target, this);
+    if (this.tail === undefined) this.head = entry;
+    else this.tail.next = entry;
+    this.tail = entry;
     if (this.timer === undefined) this.arm(this.ms);
-    return {
-      cancel: () => {
-        if (entry.done) return;
-        entry.done = true;
-        this.compact();
-      },
-    };
+    return entry;
   }
 
-  private compact(): void {
-    const e = this.entries;
-    while (this.head < e.length && e[this.head]!.done) this.head++;
-    if (this.head === e.length) {
-      e.length = 0;
-      this.head = 0;
-    } else if (this.head > 1024 && this.head * 2 > e.length) {
-      this.entries = e.slice(this.head);
-      this.head = 0;
-    }
+  /** Drop finished entries from the front. */
+  compact(): void {
+    let h = this.head;
+    while (h !== undefined && h.done) h = h.next;
+    this.head = h;
+    if (h === undefined) this.tail = undefined;
   }
 
   private arm(delay: number): void {
@@ -59,39 +67,39 @@ class DeadlineQueue {
 
   private onTimer(): void {
     this.timer = undefined;
-    const now = Date.now();
-    const e = this.entries;
-    while (this.head < e.length) {
-      const entry = e[this.head]!;
-      if (!entry.done && entry.deadline > now) break;
-      this.head++;
-      if (!entry.done) {
-        entry.done = true;
+    const now = performance.now();
+    let h = this.head;
+    while (h !== undefined && (h.done || h.deadline <= now)) {
+      if (!h.done) {
+        h.done = true;
         try {
-          entry.fire();
+          h.target.onDeadline();
         } catch {
-          // fire callbacks are internal and do not throw; never let one stop the queue
+          // targets are internal and do not throw; never let one stop the queue
         }
       }
+      h = h.next;
     }
-    if (this.head < e.length) this.arm(e[this.head]!.deadline - now);
-    else {
-      e.length = 0;
-      this.head = 0;
-    }
+    this.head = h;
+    if (h === undefined) this.tail = undefined;
+    else this.arm(h.deadline - now);
   }
 }
 
 const queues = new Map<number, DeadlineQueue>();
 
-/** Call `fire` after `ms` milliseconds unless cancelled first. */
-export function scheduleDeadline(ms: number, fire: () => void): DeadlineHandle {
+/**
+ * Call `target.onDeadline()` `ms` milliseconds after `now` (a `performance.now()` reading;
+ * default: the current one) unless cancelled first. A caller that has just read the clock
+ * passes its reading.
+ */
+export function scheduleDeadline(ms: number, target: DeadlineTarget, now: number = performance.now()): DeadlineHandle {
   let q = queues.get(ms);
   if (q === undefined) {
     q = new DeadlineQueue(ms);
     queues.set(ms, q);
   }
-  return q.add(fire);
+  return q.add(target, now);
 }
 
 /** Wait `ms` (or until `signal` aborts). Resolves true when the full wait elapsed. */

@@ -251,3 +251,28 @@ describe("_meta", () => {
     expect(bad.ok ? null : bad.issues).toEqual([{ path: "_meta", code: "invalid_meta", message: "_meta must be an object" }]);
   });
 });
+
+describe("the tool's context", () => {
+  it("can be destructured: every field and recordEffect work without `this`", async () => {
+    const { z } = await import("zod");
+    const { createGate, defineTool, reject } = await import("../../src/index.js");
+    const t = defineTool({
+      name: "w",
+      version: "1",
+      description: "d",
+      input: z.object({ a: z.string() }),
+      output: z.object({ callId: z.string(), attempt: z.number(), aborted: z.boolean() }),
+      effect: "write",
+      execute: async (_input, { callId, attempt, signal, recordEffect }) => {
+        await recordEffect({ kind: "row", ref: "r_1" });
+        return { callId, attempt, aborted: signal.aborted };
+      },
+      check: (out) => (out.callId === "c_no" ? reject("refused after the effect") : undefined),
+    });
+    const gate = createGate({ tools: [t] });
+    expect(await gate.call("w", { a: "x" }, { callId: "c_ok" })).toMatchObject({ ok: true, data: { callId: "c_ok", attempt: 1, aborted: false } });
+    const r = await gate.call("w", { a: "x" }, { callId: "c_no" });
+    // The check refuses after a recorded effect: the failure says the effect applied and lists it.
+    expect(r).toMatchObject({ ok: false, code: "REJECTED", effect: "applied", effects: [{ kind: "row", ref: "r_1" }], meta: { callId: "c_no", attempts: 1 } });
+  });
+});
