@@ -37,6 +37,35 @@ export class AttemptTimeoutError extends Error {
 }
 
 /**
+ * Attempts that will listen to their caller's signal once the current microtasks have run. A
+ * signal is usually fresh per request (MCP, HTTP, agent frameworks), and the first listener on a
+ * fresh AbortSignal costs Node about as much as the whole gate; most attempts end within the
+ * microtasks that started them, and those never listen. Nothing is missed: an abort from I/O
+ * arrives in a later macrotask, after the flush; an abort made synchronously before the flush is
+ * seen there (`aborted`) and ends the attempt as cancelled, unless it already finished.
+ * `process.nextTick` runs after the promise jobs of the current turn and is never faked by test
+ * timers.
+ */
+let waiting: AttemptRun[] = [];
+
+function listenSoon(r: AttemptRun): void {
+  if (waiting.length === 0) process.nextTick(flushListeners);
+  waiting.push(r);
+}
+
+function flushListeners(): void {
+  const ready = waiting;
+  waiting = [];
+  for (const r of ready) {
+    try {
+      r.listen();
+    } catch {
+      // listen() does not throw (the attempt's own `done` never does); never let one stop the rest
+    }
+  }
+}
+
+/**
  * One execution: the context the tool sees, and the settling of the attempt (value, throw,
  * timeout, caller's abort — whichever comes first). The AbortController is created only if the
  * tool reads `signal`. It is its own deadline target and abort listener: no closure per attempt.
@@ -46,6 +75,7 @@ class AttemptRun implements ToolContext, DeadlineTarget {
   #abortReason: unknown;
   #aborted = false;
   #settled = false;
+  #listening = false;
   #deadline: DeadlineHandle | undefined;
   constructor(
     private readonly scope: CallScope,
@@ -85,24 +115,35 @@ class AttemptRun implements ToolContext, DeadlineTarget {
         this.handleEvent();
         return false;
       }
-      caller.addEventListener("abort", this, { once: true });
+      listenSoon(this);
     }
     this.#deadline = scheduleDeadline(this.timeoutMs, this, now);
     return true;
+  }
+  /** Listen to the caller's signal, unless the attempt already ended (see {@link listenSoon}). */
+  listen(): void {
+    if (this.#settled) return;
+    const caller = this.scope.signal!;
+    if (caller.aborted) return this.handleEvent();
+    caller.addEventListener("abort", this); // no options object: parsing one costs more than the listener
+    this.#listening = true;
   }
   /** The tool finished (value or throw). */
   settle(r: AttemptResult): void {
     if (this.#settled) return;
     this.#settled = true;
     this.#deadline?.cancel();
-    this.scope.signal?.removeEventListener("abort", this);
+    this.#unlisten();
     this.done(r);
+  }
+  #unlisten(): void {
+    if (this.#listening) this.scope.signal?.removeEventListener("abort", this);
   }
   /** The deadline passed. */
   onDeadline(): void {
     if (this.#settled) return;
     this.#settled = true;
-    this.scope.signal?.removeEventListener("abort", this);
+    this.#unlisten();
     this.#abort(new AttemptTimeoutError(this.timeoutMs));
     this.done({ kind: "timeout" });
   }

@@ -178,6 +178,49 @@ describe("retries", () => {
     expect(r.ok ? null : [r.code, r.message]).toEqual(["FAILED", "The call was cancelled"]);
     expect(toolSignal?.aborted).toBe(true);
   });
+
+  // The gate listens to the caller's signal after the microtasks that started the attempt (a
+  // fresh signal's first listener is expensive): an abort in that window is still seen.
+  it("an abort right after the call starts (same tick) still cancels a tool that is waiting", async () => {
+    const seen: AbortSignal[] = [];
+    const tool = defineTool({
+      name: "wait",
+      version: "1",
+      description: "d",
+      input: z.object({}),
+      output: z.object({}),
+      effect: "read",
+      execute: (_i, ctx) => {
+        seen.push(ctx.signal);
+        return new Promise<never>(() => {});
+      },
+    });
+    const gate = createGate({ tools: [tool] });
+    const ac = new AbortController();
+    const p = gate.call("wait", {}, { signal: ac.signal });
+    ac.abort(new Error("stop"));
+    const r = await p;
+    expect(r.ok ? null : [r.code, r.message, r.meta.attempts]).toEqual(["FAILED", "The call was cancelled", 1]);
+    expect(seen.map((s) => s.aborted)).toEqual([true]);
+    // An abort from a later macrotask, many calls sharing one signal: each is cancelled once.
+    const shared = new AbortController();
+    const many = Array.from({ length: 20 }, () => gate.call("wait", {}, { signal: shared.signal }));
+    await new Promise((res) => setTimeout(res, 5));
+    shared.abort();
+    const codes = (await Promise.all(many)).map((x) => (x.ok ? "OK" : x.code));
+    expect(codes).toEqual(Array.from({ length: 20 }, () => "FAILED"));
+  });
+
+  it("a tool that finishes in the same tick is not cancelled by a later abort, and leaves no listener behind", async () => {
+    const tool = defineTool({ name: "fast", version: "1", description: "d", input: z.object({}), output: z.object({}), effect: "read", execute: async () => ({}) });
+    const gate = createGate({ tools: [tool] });
+    const ac = new AbortController();
+    const add = vi.spyOn(ac.signal, "addEventListener");
+    const r = await gate.call("fast", {}, { signal: ac.signal });
+    ac.abort();
+    expect(r.ok).toBe(true);
+    expect(add).not.toHaveBeenCalled(); // finished before the gate needed to listen
+  });
 });
 
 describe("load shedding against an always-failing dependency (1,000 calls)", () => {
