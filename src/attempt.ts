@@ -37,19 +37,18 @@ export class AttemptTimeoutError extends Error {
 }
 
 /**
- * Attempts that will listen to their caller's signal once the current microtasks have run. A
- * signal is usually fresh per request (MCP, HTTP, agent frameworks), and the first listener on a
- * fresh AbortSignal costs Node about as much as the whole gate; most attempts end within the
- * microtasks that started them, and those never listen. Nothing is missed: an abort from I/O
- * arrives in a later macrotask, after the flush; an abort made synchronously before the flush is
- * seen there (`aborted`) and ends the attempt as cancelled, unless it already finished.
- * `process.nextTick` runs after the promise jobs of the current turn and is never faked by test
- * timers.
+ * Attempts that will listen to their caller's signal once the microtasks queued so far have run.
+ * A signal is usually fresh per request (MCP, HTTP, agent frameworks), and the first listener on
+ * a fresh AbortSignal costs Node about as much as the whole gate; an attempt whose tool answered
+ * with a settled promise is over before the flush, and never listens. Nothing is missed: an abort
+ * from I/O arrives in a later macrotask, after the flush; one made synchronously before the flush
+ * is seen there (`aborted`). A microtask, not `process.nextTick`: a caller that loops over calls
+ * without yielding to the event loop would starve a tick, and the queue would grow without bound.
  */
 let waiting: AttemptRun[] = [];
 
 function listenSoon(r: AttemptRun): void {
-  if (waiting.length === 0) process.nextTick(flushListeners);
+  if (waiting.length === 0) queueMicrotask(flushListeners);
   waiting.push(r);
 }
 
@@ -115,10 +114,13 @@ class AttemptRun implements ToolContext, DeadlineTarget {
         this.handleEvent();
         return false;
       }
-      listenSoon(this);
     }
     this.#deadline = scheduleDeadline(this.timeoutMs, this, now);
     return true;
+  }
+  /** After the tool was invoked: listen to the caller (soon) if the attempt is still running. */
+  invoked(): void {
+    if (!this.#settled && this.scope.signal !== undefined) listenSoon(this);
   }
   /** Listen to the caller's signal, unless the attempt already ended (see {@link listenSoon}). */
   listen(): void {
@@ -218,4 +220,5 @@ function start(
   } catch (error) {
     r.settle({ kind: "threw", error }); // the tool threw, or its thenable's `then` did
   }
+  r.invoked(); // queued after the tool's own reaction: a tool that already answered never listens
 }

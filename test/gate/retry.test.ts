@@ -179,8 +179,8 @@ describe("retries", () => {
     expect(toolSignal?.aborted).toBe(true);
   });
 
-  // The gate listens to the caller's signal after the microtasks that started the attempt (a
-  // fresh signal's first listener is expensive): an abort in that window is still seen.
+  // The gate listens to the caller's signal one microtask after invoking the tool (a fresh
+  // signal's first listener is expensive): an abort in that window is still seen.
   it("an abort right after the call starts (same tick) still cancels a tool that is waiting", async () => {
     const seen: AbortSignal[] = [];
     const tool = defineTool({
@@ -220,6 +220,30 @@ describe("retries", () => {
     ac.abort();
     expect(r.ok).toBe(true);
     expect(add).not.toHaveBeenCalled(); // finished before the gate needed to listen
+  });
+
+  it("a caller looping without yielding to the event loop still gets listeners, and none are left behind", async () => {
+    const { EventEmitter } = await import("node:events");
+    const getEventListeners = EventEmitter.getEventListeners.bind(EventEmitter);
+    let release: (() => void) | undefined;
+    const tool = defineTool({
+      name: "t",
+      version: "1",
+      description: "d",
+      input: z.object({ slow: z.boolean() }),
+      output: z.object({}),
+      effect: "read",
+      execute: ({ slow }) => (slow ? new Promise<object>((res) => (release = () => res({}))) : Promise.resolve({})),
+    });
+    const gate = createGate({ tools: [tool] });
+    const ac = new AbortController();
+    const pending = gate.call("t", { slow: true }, { signal: ac.signal });
+    // 2,000 calls that answer at once, each awaited: only microtasks run, never the event loop.
+    for (let i = 0; i < 2000; i++) await gate.call("t", { slow: false }, { signal: ac.signal });
+    expect(getEventListeners(ac.signal, "abort")).toHaveLength(1); // the slow call listens
+    release?.();
+    expect((await pending).ok).toBe(true);
+    expect(getEventListeners(ac.signal, "abort")).toHaveLength(0);
   });
 });
 
