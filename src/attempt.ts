@@ -52,6 +52,43 @@ function listenSoon(r: AttemptRun): void {
   waiting.push(r);
 }
 
+/**
+ * One abort listener per caller signal, however many attempts share it (an agent turn's signal
+ * over parallel tool calls): Node warns past 10 listeners on one signal, and each costs.
+ */
+const watchers = new WeakMap<AbortSignal, Set<AttemptRun>>();
+
+function watch(signal: AbortSignal, r: AttemptRun): void {
+  let set = watchers.get(signal);
+  if (set === undefined) {
+    set = new Set();
+    watchers.set(signal, set);
+    signal.addEventListener("abort", onCallerAbort); // no options object: parsing one costs more than the listener
+  }
+  set.add(r);
+}
+
+function unwatch(signal: AbortSignal, r: AttemptRun): void {
+  const set = watchers.get(signal);
+  if (set === undefined || !set.delete(r) || set.size > 0) return;
+  watchers.delete(signal);
+  signal.removeEventListener("abort", onCallerAbort);
+}
+
+function onCallerAbort(this: AbortSignal): void {
+  const set = watchers.get(this);
+  if (set === undefined) return;
+  watchers.delete(this);
+  this.removeEventListener("abort", onCallerAbort);
+  for (const r of [...set]) {
+    try {
+      r.cancel();
+    } catch {
+      // cancel() does not throw (the attempt's own `done` never does); never let one stop the rest
+    }
+  }
+}
+
 function flushListeners(): void {
   const ready = waiting;
   waiting = [];
@@ -111,7 +148,7 @@ class AttemptRun implements ToolContext, DeadlineTarget {
     const caller = this.scope.signal;
     if (caller !== undefined) {
       if (caller.aborted) {
-        this.handleEvent();
+        this.cancel();
         return false;
       }
     }
@@ -126,8 +163,8 @@ class AttemptRun implements ToolContext, DeadlineTarget {
   listen(): void {
     if (this.#settled) return;
     const caller = this.scope.signal!;
-    if (caller.aborted) return this.handleEvent();
-    caller.addEventListener("abort", this); // no options object: parsing one costs more than the listener
+    if (caller.aborted) return this.cancel();
+    watch(caller, this);
     this.#listening = true;
   }
   /** The tool finished (value or throw). */
@@ -139,7 +176,7 @@ class AttemptRun implements ToolContext, DeadlineTarget {
     this.done(r);
   }
   #unlisten(): void {
-    if (this.#listening) this.scope.signal?.removeEventListener("abort", this);
+    if (this.#listening) unwatch(this.scope.signal!, this);
   }
   /** The deadline passed. */
   onDeadline(): void {
@@ -149,8 +186,8 @@ class AttemptRun implements ToolContext, DeadlineTarget {
     this.#abort(new AttemptTimeoutError(this.timeoutMs));
     this.done({ kind: "timeout" });
   }
-  /** The caller's signal aborted (EventTarget listener object). */
-  handleEvent(): void {
+  /** The caller's signal aborted. */
+  cancel(): void {
     if (this.#settled) return;
     this.#settled = true;
     this.#deadline?.cancel();

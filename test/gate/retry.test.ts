@@ -202,10 +202,13 @@ describe("retries", () => {
     const r = await p;
     expect(r.ok ? null : [r.code, r.message, r.meta.attempts]).toEqual(["FAILED", "The call was cancelled", 1]);
     expect(seen.map((s) => s.aborted)).toEqual([true]);
-    // An abort from a later macrotask, many calls sharing one signal: each is cancelled once.
+    // An abort from a later macrotask, many calls sharing one signal: each is cancelled once, and
+    // the signal carries one listener for all of them (Node warns past 10).
+    const { EventEmitter } = await import("node:events");
     const shared = new AbortController();
     const many = Array.from({ length: 20 }, () => gate.call("wait", {}, { signal: shared.signal }));
     await new Promise((res) => setTimeout(res, 5));
+    expect(EventEmitter.getEventListeners(shared.signal, "abort")).toHaveLength(1);
     shared.abort();
     const codes = (await Promise.all(many)).map((x) => (x.ok ? "OK" : x.code));
     expect(codes).toEqual(Array.from({ length: 20 }, () => "FAILED"));
