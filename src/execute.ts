@@ -132,9 +132,8 @@ export function executeWithPolicy(
   // that honours the idempotency key, or a state check), and a resumed claim checks state first.
   const write = tool.effect === "write";
   const maxAttempts = write && !writeRetryIsSafe(tool, scope) ? 1 : rt.retry.attempts;
-  const broken = (): void => done({ ok: false, failure: _fail("FAILED", MSG.failed, false, write ? "unknown" : "none"), attempts: 1 }); // never: the loop resolves
   if ((write && scope.resumed) || (rt.breaker !== undefined && rt.breaker.state !== "closed")) {
-    attemptsFrom(rt, input, scope, env, maxAttempts, undefined, 0).then(done, broken);
+    attemptsFrom(rt, input, scope, env, maxAttempts, undefined, 0).then(done, () => done(broken(write)));
     return;
   }
   // The common case starts the first attempt directly; the loop below takes over only when that
@@ -142,8 +141,13 @@ export function executeWithPolicy(
   const started = env.onAttempt === undefined ? 0 : performance.now();
   startAttempt(tool, input, scope, 1, rt.timeoutMs, now, (r) => {
     if (r.kind === "value") done(release(rt, succeeded(rt, scope, env, 1, r.value, started)));
-    else attemptsFrom(rt, input, scope, env, maxAttempts, r, started).then(done, broken);
+    else attemptsFrom(rt, input, scope, env, maxAttempts, r, started).then(done, () => done(broken(write)));
   });
+}
+
+/** The outcome if the attempt loop itself failed (it does not: it never rejects). */
+function broken(write: boolean): ExecOutcome {
+  return { ok: false, failure: _fail("FAILED", MSG.failed, false, write ? "unknown" : "none"), attempts: 1 };
 }
 
 function release(rt: ToolRuntime, outcome: ExecOutcome): ExecOutcome {
