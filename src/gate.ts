@@ -89,7 +89,7 @@ interface Call {
   /** The name as shown in the envelope and the record (never an unbounded echo of the caller's). */
   readonly name: string;
   readonly callId: string;
-  /** `performance.now()` when the call began (the record's `startedAt` derives from it). */
+  /** `performance.now()` when the call began. */
   readonly t0: number;
 }
 
@@ -361,7 +361,7 @@ function finish(call: Call, done: Done, attempts: number): ToolResult {
       effect: done.ok ? (tool?.effect === "write" ? "applied" : "none") : done.failure.effect,
       retryable: done.ok ? false : done.failure.retryable,
       replayed: done.replayed === true,
-      startedAt: Math.round(performance.timeOrigin + call.t0),
+      startedAt: Math.round(Date.now() - durationMs), // wall clock: timeOrigin + performance.now() drifts in a long-lived process
       ...(!done.ok && done.failure.issues !== undefined ? { issuePaths: done.failure.issues.map((i) => i.path) } : {}),
     });
   }
