@@ -104,7 +104,8 @@ function flushListeners(): void {
 /**
  * One execution: the context the tool sees, and the settling of the attempt (value, throw,
  * timeout, caller's abort — whichever comes first). The AbortController is created only if the
- * tool reads `signal`. It is its own deadline target and abort listener: no closure per attempt.
+ * tool reads `signal`. It is its own deadline target (no closure per attempt); the caller's signal
+ * reaches it through one shared listener per signal ({@link watch}).
  */
 class AttemptRun implements ToolContext, DeadlineTarget {
   #controller: AbortController | undefined;
@@ -143,7 +144,7 @@ class AttemptRun implements ToolContext, DeadlineTarget {
     return (effect) => this.scope.recordEffect(effect);
   }
 
-  /** Arm the deadline and listen to the caller; false when the caller has already aborted. */
+  /** Arm the deadline; false (and cancelled) when the caller has already aborted. */
   start(now: number | undefined): boolean {
     const caller = this.scope.signal;
     if (caller !== undefined) {
