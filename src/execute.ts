@@ -140,8 +140,17 @@ export function executeWithPolicy(
   // attempt did not succeed.
   const started = env.onAttempt === undefined ? 0 : performance.now();
   startAttempt(tool, input, scope, 1, rt.timeoutMs, now, (r) => {
-    if (r.kind === "value") done(release(rt, succeeded(rt, scope, env, 1, r.value, started)));
-    else attemptsFrom(rt, input, scope, env, maxAttempts, r, started).then(done, () => done(broken(write)));
+    if (r.kind !== "value") {
+      attemptsFrom(rt, input, scope, env, maxAttempts, r, started).then(done, () => done(broken(write)));
+      return;
+    }
+    let outcome: ExecOutcome;
+    try {
+      outcome = succeeded(rt, scope, env, 1, r.value, started);
+    } catch {
+      outcome = broken(write); // never: hooks are wrapped; but this callback must not throw, or the call would hang
+    }
+    done(release(rt, outcome));
   });
 }
 
