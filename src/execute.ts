@@ -32,6 +32,9 @@ export interface ToolRuntime {
   readonly breaker: Breaker | undefined;
   /** The unknown-key check against the advertised input schema; absent with `unknownKeys: "strip"`. */
   readonly unknownKeys: UnknownKeyCheck | undefined;
+  /** Compiled fast paths (src/fast-path.ts): the parsed value or NO; absent outside their subset. */
+  readonly fastInput: ((value: unknown) => unknown) | undefined;
+  readonly fastOutput: ((value: unknown) => unknown) | undefined;
   inFlight: number;
 }
 

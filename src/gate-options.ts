@@ -13,6 +13,8 @@ import { createBreaker, type BreakerOptions, type BreakerState } from "./policy/
 import { safeHook, warnOnceOnHookError, type CallRecord, type HookErrorHandler } from "./hooks.js";
 import { listingFor, type ToolListing } from "./json-schema.js";
 import { compileUnknownKeyCheck, type UnknownKeyCheck } from "./unknown-keys.js";
+import { compileFastInput, compileFastOutput } from "./fast-path.js";
+import type { JsonSchema } from "./standard.js";
 import type { Ledger } from "./ledger/types.js";
 
 /** What `authorize` and `approve` see: everything decided so far, never raw text. */
@@ -146,6 +148,7 @@ export function resolveGate(o: GateOptions): ResolvedGate {
 
   const runtimes = new Map<string, ToolRuntime>();
   const listings: ToolListing[] = [];
+  const compiledLimits = compileLimits(limits);
   for (const tool of o.tools as readonly unknown[]) {
     if (!isTool(tool)) bad("E_GATE_TOOLS", "every tool must come from defineTool(...)");
     if (runtimes.has(tool.name)) bad("E_GATE_DUPLICATE", `two tools are named ${JSON.stringify(tool.name)}`);
@@ -174,13 +177,16 @@ export function resolveGate(o: GateOptions): ResolvedGate {
       concurrency: tool.concurrency ?? concurrency,
       breaker,
       unknownKeys,
+      // A top-level `_meta` field is never the tool's (it is split off first): no fast path then.
+      fastInput: hasMetaField(l.listing.inputSchema) ? undefined : compileFastInput(tool.input, compiledLimits),
+      fastOutput: compileFastOutput(tool.output),
       inFlight: 0,
     });
   }
   return {
     runtimes,
     listings: Object.freeze(listings),
-    limits: compileLimits(limits),
+    limits: compiledLimits,
     redact: createRedactor(o.redact),
     ledger: o.ledger,
     budget: retry.budget === false ? UNLIMITED_BUDGET : createRetryBudget(retry.budget),
@@ -191,4 +197,9 @@ export function resolveGate(o: GateOptions): ResolvedGate {
     onHookError,
     random: o.random?.bind(o) ?? Math.random,
   };
+}
+
+function hasMetaField(schema: JsonSchema): boolean {
+  const props = (schema as { properties?: unknown }).properties;
+  return typeof props === "object" && props !== null && Object.hasOwn(props, "_meta");
 }

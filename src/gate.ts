@@ -8,8 +8,9 @@ import { newCallId } from "./call-id.js";
 import { _fail, type CallMeta, type Failure, type ToolResult } from "./result.js";
 import type { AnyTool, OutputOf, Principal } from "./tool.js";
 import { resolveGate, type CallRequest, type GateOptions, type ResolvedGate } from "./gate-options.js";
-import { hardenText, hardenValue } from "./harden.js";
+import { hardenParsed, hardenValue, parseText, type Hardened } from "./harden.js";
 import { splitMeta, type SplitMeta } from "./meta.js";
+import { NO } from "./fast-path.js";
 import { toSafeIssues, issue } from "./issues.js";
 import { executeWithPolicy, failureFor, type ExecOutcome, type ToolRuntime } from "./execute.js";
 import { claimCall, settleCall, type ClaimedCall, type StepDone } from "./idempotency.js";
@@ -94,6 +95,7 @@ interface Call {
 }
 
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+const NO_META: Readonly<Record<string, unknown>> = Object.freeze({});
 
 /** Resolve the tool and the call's identity; everything after this is the async pipeline. */
 function callTool(g: ResolvedGate, name: string, args: unknown, opts: CallOptions | undefined): Promise<ToolResult> {
@@ -118,12 +120,23 @@ function callTool(g: ResolvedGate, name: string, args: unknown, opts: CallOption
 function pipeline(call: Call, rt: ToolRuntime, args: unknown, opts: CallOptions | undefined): Promise<ToolResult> {
   const g = call.g;
   try {
-    // 1. Harden the raw payload: JSON text or value; size, depth, keys. The result is plain data.
-    const hardened = typeof args === "string" ? hardenText(args, g.limits) : hardenValue(args, g.limits);
-    if (!hardened.ok) {
-      const msg = hardened.reason === "json" ? MSG.invalidJson : MSG.limits;
-      return Promise.resolve(refuse(call, _fail("INVALID_INPUT", msg, false, "none", { issues: [hardened.issue] })));
+    // 0. JSON text is scanned (duplicate keys, depth) and parsed first. Then the compiled fast path
+    //    (src/fast-path.ts): for a value it certainly accepts, it does steps 1–3 in one pass and
+    //    returns what they would; for anything else it says NO and they run.
+    let value = args;
+    if (typeof args === "string") {
+      const parsed = parseText(args, g.limits);
+      if (!parsed.ok) return Promise.resolve(refuse(call, hardeningFailure(parsed)));
+      value = parsed.value;
     }
+    if (rt.fastInput !== undefined) {
+      const fast = rt.fastInput(value);
+      if (fast !== NO) return asPromise(admitted(call, rt, fast, NO_META, opts, call.t0));
+    }
+
+    // 1. Harden the payload (size, depth, keys, plain data); a caller's value is copied.
+    const hardened = typeof args === "string" ? hardenParsed(value, g.limits) : hardenValue(value, g.limits);
+    if (!hardened.ok) return Promise.resolve(refuse(call, hardeningFailure(hardened)));
 
     // 2. Split the reserved `_meta` envelope.
     const split = splitMeta(hardened.value);
@@ -139,9 +152,8 @@ function pipeline(call: Call, rt: ToolRuntime, args: unknown, opts: CallOptions 
 }
 
 /**
- * 3b. Refuse invalid input and keys the advertised schema does not allow; then 4. authorize and
- * ask for approval when the tool requires it, both before any effect. `now` is the call's clock
- * reading while no step has waited: the first attempt's deadline counts from it.
+ * 3b. Refuse invalid input and keys the advertised schema does not allow. `now` is the call's
+ * clock reading while no step has waited: the first attempt's deadline counts from it.
  */
 function validated(
   call: Call,
@@ -151,8 +163,7 @@ function validated(
   opts: CallOptions | undefined,
   now: number | undefined,
 ): ToolResult | Promise<ToolResult> {
-  const { g, callId } = call;
-  const tool = rt.tool;
+  const g = call.g;
   try {
     if (v === "threw") {
       return refuse(call, _fail("INVALID_INPUT", MSG.validatorThrew, false, "none", { issues: [issue("", "validator_error", MSG.validatorThrew)] }));
@@ -165,14 +176,32 @@ function validated(
       const unknown = rt.unknownKeys(split.input, g.redact);
       if (unknown.length > 0) return refuse(call, _fail("INVALID_INPUT", MSG.invalidInput, false, "none", { issues: unknown }));
     }
+    return admitted(call, rt, input, split.meta, opts, now);
+  } catch {
+    return internalError(call)();
+  }
+}
+
+/** 4. Authorize, then ask for approval when the tool requires it: both before any effect. */
+function admitted(
+  call: Call,
+  rt: ToolRuntime,
+  input: unknown,
+  meta: Readonly<Record<string, unknown>>,
+  opts: CallOptions | undefined,
+  now: number | undefined,
+): ToolResult | Promise<ToolResult> {
+  const g = call.g;
+  const tool = rt.tool;
+  try {
     if (g.authorize !== undefined || (tool.approval !== undefined && tool.approval !== false)) {
-      const request: CallRequest = { tool: tool.name, version: tool.version, effect: tool.effect, callId, principal: opts?.principal, input, meta: split.meta };
+      const request: CallRequest = { tool: tool.name, version: tool.version, effect: tool.effect, callId: call.callId, principal: opts?.principal, input, meta };
       return authorizeAndApprove(g, tool, request).then(
-        (refused) => (refused !== undefined ? refuse(call, refused) : claimed(call, rt, input, split.meta, opts, undefined)),
+        (refused) => (refused !== undefined ? refuse(call, refused) : claimed(call, rt, input, meta, opts, undefined)),
         internalError(call),
       );
     }
-    return claimed(call, rt, input, split.meta, opts, now);
+    return claimed(call, rt, input, meta, opts, now);
   } catch {
     return internalError(call)();
   }
@@ -211,7 +240,7 @@ function executed(call: Call, rt: ToolRuntime, input: unknown, claim: ClaimedCal
 /** 7–8. Validate output (a transport success proves no business rule), then the business check. */
 function checked(call: Call, rt: ToolRuntime, input: unknown, claim: ClaimedCall & { kind: "go" }, exec: ExecOutcome): ToolResult | Promise<ToolResult> {
   try {
-    const done = exec.ok ? verify(call.g, rt.tool, input, exec.value) : { ok: false as const, failure: exec.failure };
+    const done = exec.ok ? verify(call.g, rt, input, exec.value) : { ok: false as const, failure: exec.failure };
     if (isPromiseLike(done)) return done.then((d) => settled(call, claim, d, exec.attempts), internalError(call));
     return settled(call, claim, done, exec.attempts);
   } catch {
@@ -230,6 +259,10 @@ function settled(call: Call, claim: ClaimedCall & { kind: "go" }, done: Done, at
   }
 }
 
+function hardeningFailure(h: Hardened & { ok: false }): Failure {
+  return _fail("INVALID_INPUT", h.reason === "json" ? MSG.invalidJson : MSG.limits, false, "none", { issues: [h.issue] });
+}
+
 function refuse(call: Call, failure: Failure): ToolResult {
   return finish(call, { ok: false, failure }, 0);
 }
@@ -244,7 +277,10 @@ function asPromise(r: ToolResult | Promise<ToolResult>): Promise<ToolResult> {
 }
 
 /** Output validation and the business check; synchronous unless the schema or the check is async. */
-function verify(g: ResolvedGate, tool: AnyTool, input: unknown, value: unknown): Done | Promise<Done> {
+function verify(g: ResolvedGate, rt: ToolRuntime, input: unknown, value: unknown): Done | Promise<Done> {
+  const tool = rt.tool;
+  const fast = rt.fastOutput === undefined ? NO : rt.fastOutput(value);
+  if (fast !== NO) return judged(g, tool, input, value, { value: fast });
   const out = validate(tool.output, value);
   if (isPromiseLike(out)) return out.then((o) => judged(g, tool, input, value, o));
   return judged(g, tool, input, value, out);

@@ -74,18 +74,30 @@ function refused(reason: HardenReason, path: string, code: string, message: stri
 
 /** Harden JSON text: size, then duplicate keys and depth (text scan), syntax, then the value walk. */
 export function hardenText(text: string, limits: CompiledLimits): Hardened {
+  const parsed = parseText(text, limits);
+  return parsed.ok ? hardenParsed(parsed.value, limits) : parsed;
+}
+
+/**
+ * The text half of {@link hardenText}: size, duplicate keys and depth (text scan), syntax. Its
+ * value still needs {@link hardenParsed} (or a check that enforces the same rules).
+ */
+export function parseText(text: string, limits: CompiledLimits): Hardened {
   if (text.length > limits.maxBytes || (text.length * 3 > limits.maxBytes && Buffer.byteLength(text, "utf8") > limits.maxBytes)) {
     return refused("limits", "", "too_large", MSG.tooLarge);
   }
   // Scan first: a text nested 500,000 deep is refused after ~64 characters instead of parsed.
   const scanned = scanText(text, limits.maxDepth);
   if (scanned !== undefined) return scanned;
-  let value: unknown;
   try {
-    value = JSON.parse(text);
+    return { ok: true, value: JSON.parse(text) as unknown };
   } catch {
     return refused("json", "", "invalid_json", MSG.json);
   }
+}
+
+/** The value half of {@link hardenText}, for what `JSON.parse` returned (kept, not copied). */
+export function hardenParsed(value: unknown, limits: CompiledLimits): Hardened {
   return hardenWalk(value, limits, false);
 }
 
