@@ -13,7 +13,7 @@ import { splitMeta, type SplitMeta } from "./meta.js";
 import { NO } from "./fast-path.js";
 import { toSafeIssues, issue } from "./issues.js";
 import { executeWithPolicy, failureFor, type ExecOutcome, type ToolRuntime } from "./execute.js";
-import { claimCall, settleCall, type ClaimedCall, type StepDone } from "./idempotency.js";
+import { claimCall, settleCall, type ClaimedCall, type GoAhead, type StepDone } from "./idempotency.js";
 import { classifyError } from "./policy/classify.js";
 import { isPromiseLike } from "./standard.js";
 import { isToolError } from "./errors.js";
@@ -217,7 +217,7 @@ function claimed(
   now: number | undefined,
 ): ToolResult | Promise<ToolResult> {
   try {
-    const claim = claimCall(call.g, rt, input, { callId: call.callId, meta, idempotencyKey: opts?.idempotencyKey, principal: opts?.principal, signal: opts?.signal });
+    const claim = claimCall(call.g, rt, input, call.callId, meta, opts);
     if (isPromiseLike(claim)) return claim.then((c) => executed(call, rt, input, c, undefined), internalError(call));
     return executed(call, rt, input, claim, now);
   } catch {
@@ -238,7 +238,7 @@ function executed(call: Call, rt: ToolRuntime, input: unknown, claim: ClaimedCal
 }
 
 /** 7–8. Validate output (a transport success proves no business rule), then the business check. */
-function checked(call: Call, rt: ToolRuntime, input: unknown, claim: ClaimedCall & { kind: "go" }, exec: ExecOutcome): ToolResult | Promise<ToolResult> {
+function checked(call: Call, rt: ToolRuntime, input: unknown, claim: GoAhead, exec: ExecOutcome): ToolResult | Promise<ToolResult> {
   try {
     const done = exec.ok ? verify(call.g, rt, input, exec.value) : { ok: false as const, failure: exec.failure };
     if (isPromiseLike(done)) return done.then((d) => settled(call, claim, d, exec.attempts), internalError(call));
@@ -249,7 +249,7 @@ function checked(call: Call, rt: ToolRuntime, input: unknown, claim: ClaimedCall
 }
 
 /** 9. Settle the ledger with the outcome, and answer. */
-function settled(call: Call, claim: ClaimedCall & { kind: "go" }, done: Done, attempts: number): ToolResult | Promise<ToolResult> {
+function settled(call: Call, claim: GoAhead, done: Done, attempts: number): ToolResult | Promise<ToolResult> {
   try {
     const s = settleCall(call.g, claim, done, attempts);
     if (isPromiseLike(s)) return s.then((d) => finish(call, d, attempts), internalError(call));
@@ -280,7 +280,7 @@ function asPromise(r: ToolResult | Promise<ToolResult>): Promise<ToolResult> {
 function verify(g: ResolvedGate, rt: ToolRuntime, input: unknown, value: unknown): Done | Promise<Done> {
   const tool = rt.tool;
   const fast = rt.fastOutput === undefined ? NO : rt.fastOutput(value);
-  if (fast !== NO) return judged(g, tool, input, value, { value: fast });
+  if (fast !== NO) return tool.check === undefined ? { ok: true, data: fast } : judged(g, tool, input, value, { value: fast });
   const out = validate(tool.output, value);
   if (isPromiseLike(out)) return out.then((o) => judged(g, tool, input, value, o));
   return judged(g, tool, input, value, out);

@@ -20,13 +20,18 @@ export type StepDone =
   | { readonly ok: true; readonly data: unknown; readonly replayed?: boolean }
   | { readonly ok: false; readonly failure: Failure; readonly replayed?: boolean };
 
+/** The caller's part of the call (what `gate.call` was given besides the arguments). */
+export interface ClaimOptions {
+  readonly idempotencyKey?: string | undefined;
+  readonly principal?: Principal | undefined;
+  readonly signal?: AbortSignal | undefined;
+}
+
 /** The caller's part of the call. */
-export interface ClaimInput {
+interface ClaimInput {
   readonly callId: string;
   readonly meta: Readonly<Record<string, unknown>>;
-  readonly idempotencyKey: string | undefined;
-  readonly principal: Principal | undefined;
-  readonly signal: AbortSignal | undefined;
+  readonly opts: ClaimOptions | undefined;
 }
 
 /** A claim held in the ledger. */
@@ -36,10 +41,8 @@ interface Ticket {
   readonly owner: string;
 }
 
-/** Either an answer without executing (replay, conflict), or the scope to execute in. */
-export type ClaimedCall =
-  | { readonly kind: "answer"; readonly done: StepDone }
-  | { readonly kind: "go"; readonly scope: CallScope; readonly ticket: Ticket | undefined; readonly effects: EffectRef[] };
+/** Either an answer without executing (replay, conflict), or go ahead in a scope. */
+export type ClaimedCall = { readonly kind: "answer"; readonly done: StepDone } | GoAhead;
 
 const MSG = {
   keyFailed: "The tool's idempotency key could not be derived; nothing was executed",
@@ -49,6 +52,8 @@ const MSG = {
   abandoned: "An earlier call with this idempotency key ended with an unknown effect; check state before any retry",
   unreadable: "The stored result of this idempotency key could not be read",
 } as const;
+
+const NO_EFFECTS: readonly EffectRef[] = Object.freeze([]);
 
 const answer = (failure: Failure): ClaimedCall => ({ kind: "answer", done: { ok: false, failure } });
 
@@ -68,18 +73,26 @@ function keyOf(rt: ToolRuntime, input: unknown, given: string | undefined): stri
  * Claim the call: writes through a gate with a ledger are recorded, keyed or not. Synchronous
  * when there is nothing to claim (reads, no ledger). Never throws.
  */
-export function claimCall(g: ResolvedGate, rt: ToolRuntime, input: unknown, c: ClaimInput): ClaimedCall | Promise<ClaimedCall> {
-  const key = keyOf(rt, input, c.idempotencyKey);
+export function claimCall(
+  g: ResolvedGate,
+  rt: ToolRuntime,
+  input: unknown,
+  callId: string,
+  meta: Readonly<Record<string, unknown>>,
+  opts: ClaimOptions | undefined,
+): ClaimedCall | Promise<ClaimedCall> {
+  const key = keyOf(rt, input, opts?.idempotencyKey);
   if (key === null) return answer(_fail("FAILED", MSG.keyFailed, false, "none"));
   const ledger = rt.tool.effect === "write" ? g.ledger : undefined;
-  return ledger === undefined ? goAhead(g, c, key, undefined, undefined) : claimInLedger(g, rt, input, c, key, ledger);
+  if (ledger === undefined) return new GoAhead(g, callId, meta, opts, key, undefined, false, NO_EFFECTS);
+  return claimInLedger(g, rt, input, { callId, meta, opts }, key, ledger);
 }
 
 async function claimInLedger(g: ResolvedGate, rt: ToolRuntime, input: unknown, c: ClaimInput, key: string | undefined, ledger: Ledger): Promise<ClaimedCall> {
   const tool = rt.tool;
   let outcome: ClaimOutcome;
   {
-    const principal = c.principal?.id ?? null;
+    const principal = c.opts?.principal?.id ?? null;
     const owner = randomUUID();
     try {
       outcome = await ledger.claim({
@@ -108,35 +121,43 @@ async function claimInLedger(g: ResolvedGate, rt: ToolRuntime, input: unknown, c
   }
 }
 
-function goAhead(g: ResolvedGate, c: ClaimInput, key: string | undefined, held: Ticket | undefined, outcome: ClaimOutcome | undefined): ClaimedCall {
+function goAhead(g: ResolvedGate, c: ClaimInput, key: string | undefined, held: Ticket | undefined, outcome: ClaimOutcome | undefined): GoAhead {
   const resumed = outcome?.status === "claimed" && outcome.resumed;
-  const scope = new Scope(g, c, key, held, resumed, resumed ? [...outcome.entry.effects] : []);
-  return { kind: "go", scope, ticket: held, effects: scope.effects };
+  return new GoAhead(g, c.callId, c.meta, c.opts, key, held, resumed, resumed ? [...outcome.entry.effects] : NO_EFFECTS);
 }
 
-/** The call's scope: what every attempt's context shares, and the effects recorded so far. */
-class Scope implements CallScope {
-  readonly callId: string;
-  readonly meta: Readonly<Record<string, unknown>>;
+/**
+ * The call goes ahead: one object per call that is the scope every attempt's context shares, the
+ * ledger claim it holds (if any), and the effects recorded so far.
+ */
+export class GoAhead implements CallScope {
+  readonly kind = "go";
   readonly principal: Principal | undefined;
   readonly signal: AbortSignal | undefined;
   constructor(
     private readonly g: ResolvedGate,
-    c: ClaimInput,
+    readonly callId: string,
+    readonly meta: Readonly<Record<string, unknown>>,
+    opts: ClaimOptions | undefined,
     readonly idempotencyKey: string | undefined,
-    private readonly held: Ticket | undefined,
+    readonly ticket: Ticket | undefined,
     readonly resumed: boolean,
-    readonly effects: EffectRef[],
+    private recorded: readonly EffectRef[],
   ) {
-    this.callId = c.callId;
-    this.meta = c.meta;
-    this.principal = c.principal;
-    this.signal = c.signal;
+    this.principal = opts?.principal;
+    this.signal = opts?.signal;
+  }
+  /** The scope the attempts run in (this object). */
+  get scope(): CallScope {
+    return this;
+  }
+  get effects(): readonly EffectRef[] {
+    return this.recorded;
   }
   async recordEffect(e: EffectRef): Promise<void> {
     const ref = checkEffect(e, this.g);
-    if (this.held !== undefined) await this.held.ledger.recordEffect(this.held.id, this.held.owner, ref);
-    this.effects.push(ref);
+    if (this.ticket !== undefined) await this.ticket.ledger.recordEffect(this.ticket.id, this.ticket.owner, ref);
+    this.recorded = [...this.recorded, ref];
   }
 }
 
@@ -144,7 +165,7 @@ class Scope implements CallScope {
  * Settle the claim with the final outcome; recorded effects make a failure `applied`.
  * Synchronous when nothing was claimed. Never throws.
  */
-export function settleCall(g: ResolvedGate, claim: ClaimedCall & { kind: "go" }, done: StepDone, attempts: number): StepDone | Promise<StepDone> {
+export function settleCall(g: ResolvedGate, claim: GoAhead, done: StepDone, attempts: number): StepDone | Promise<StepDone> {
   const final = withEffects(done, claim.effects);
   return claim.ticket === undefined ? final : settleInLedger(g, claim.ticket, final, attempts);
 }
