@@ -39,10 +39,8 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 export function toCallToolResult(r: ToolResult, structured: boolean): McpToolResult {
   if (r.ok) {
     const content: McpToolResult["content"] = [{ type: "text", text: JSON.stringify(r.data) ?? "null" }];
-    // The keys are CALL_META_KEY written out: a literal key is cheaper to build, and to parse on the client.
-    return structured && isRecord(r.data)
-      ? { content, structuredContent: r.data, _meta: { "toolgate/meta": r.meta } }
-      : { content, _meta: { "toolgate/meta": r.meta } };
+    const _meta = { "toolgate/meta": r.meta }; // CALL_META_KEY written out: a literal key is cheaper to build
+    return structured && isRecord(r.data) ? { content, structuredContent: r.data, _meta } : { content, _meta };
   }
   return {
     content: [{ type: "text", text: `${r.code}: ${r.message}\n${JSON.stringify(r)}` }],

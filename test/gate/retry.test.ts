@@ -1,3 +1,4 @@
+import { EventEmitter } from "node:events";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { createGate, defineTool, transient, type AttemptEvent, type GateOptions } from "../../src/index.js";
@@ -156,34 +157,9 @@ describe("retries", () => {
     expect(r.ok ? null : [r.code, r.effect, r.meta.attempts]).toEqual(["FAILED", "unknown", 1]);
   });
 
-  it("the caller's signal cancels the call and the tool's signal", async () => {
-    let toolSignal: AbortSignal | undefined;
-    const tool = defineTool({
-      name: "wait",
-      version: "1",
-      description: "d",
-      input: z.object({}),
-      output: z.object({}),
-      effect: "read",
-      execute: (_i, ctx) => {
-        toolSignal = ctx.signal;
-        return new Promise<never>(() => {});
-      },
-    });
-    const ac = new AbortController();
-    const p = createGate({ tools: [tool] }).call("wait", {}, { signal: ac.signal });
-    await new Promise((r) => setTimeout(r, 5));
-    ac.abort();
-    const r = await p;
-    expect(r.ok ? null : [r.code, r.message]).toEqual(["FAILED", "The call was cancelled"]);
-    expect(toolSignal?.aborted).toBe(true);
-  });
-
-  // The gate listens to the caller's signal one microtask after invoking the tool (a fresh
-  // signal's first listener is expensive): an abort in that window is still seen.
-  it("an abort right after the call starts (same tick) still cancels a tool that is waiting", async () => {
-    const seen: AbortSignal[] = [];
-    const tool = defineTool({
+  /** A read that never answers; each execution's signal is pushed to `seen`. */
+  const waitingTool = (seen: AbortSignal[]) =>
+    defineTool({
       name: "wait",
       version: "1",
       description: "d",
@@ -195,7 +171,23 @@ describe("retries", () => {
         return new Promise<never>(() => {});
       },
     });
-    const gate = createGate({ tools: [tool] });
+
+  it("the caller's signal cancels the call and the tool's signal", async () => {
+    const seen: AbortSignal[] = [];
+    const ac = new AbortController();
+    const p = createGate({ tools: [waitingTool(seen)] }).call("wait", {}, { signal: ac.signal });
+    await new Promise((r) => setTimeout(r, 5));
+    ac.abort();
+    const r = await p;
+    expect(r.ok ? null : [r.code, r.message]).toEqual(["FAILED", "The call was cancelled"]);
+    expect(seen[0]?.aborted).toBe(true);
+  });
+
+  // The gate listens to the caller's signal one microtask after invoking the tool (a fresh
+  // signal's first listener is expensive): an abort in that window is still seen.
+  it("an abort right after the call starts (same tick) still cancels a tool that is waiting", async () => {
+    const seen: AbortSignal[] = [];
+    const gate = createGate({ tools: [waitingTool(seen)] });
     const ac = new AbortController();
     const p = gate.call("wait", {}, { signal: ac.signal });
     ac.abort(new Error("stop"));
@@ -204,7 +196,6 @@ describe("retries", () => {
     expect(seen.map((s) => s.aborted)).toEqual([true]);
     // An abort from a later macrotask, many calls sharing one signal: each is cancelled once, and
     // the signal carries one listener for all of them (Node warns past 10).
-    const { EventEmitter } = await import("node:events");
     const shared = new AbortController();
     const many = Array.from({ length: 20 }, () => gate.call("wait", {}, { signal: shared.signal }));
     await new Promise((res) => setTimeout(res, 5));
@@ -226,8 +217,6 @@ describe("retries", () => {
   });
 
   it("a caller looping without yielding to the event loop still gets listeners, and none are left behind", async () => {
-    const { EventEmitter } = await import("node:events");
-    const getEventListeners = EventEmitter.getEventListeners.bind(EventEmitter);
     let release: (() => void) | undefined;
     const tool = defineTool({
       name: "t",
@@ -243,10 +232,10 @@ describe("retries", () => {
     const pending = gate.call("t", { slow: true }, { signal: ac.signal });
     // 2,000 calls that answer at once, each awaited: only microtasks run, never the event loop.
     for (let i = 0; i < 2000; i++) await gate.call("t", { slow: false }, { signal: ac.signal });
-    expect(getEventListeners(ac.signal, "abort")).toHaveLength(1); // the slow call listens
+    expect(EventEmitter.getEventListeners(ac.signal, "abort")).toHaveLength(1); // the slow call listens
     release?.();
     expect((await pending).ok).toBe(true);
-    expect(getEventListeners(ac.signal, "abort")).toHaveLength(0);
+    expect(EventEmitter.getEventListeners(ac.signal, "abort")).toHaveLength(0);
   });
 });
 
