@@ -109,6 +109,7 @@ function flushListeners(): void {
  */
 class AttemptRun implements ToolContext, DeadlineTarget {
   #controller: AbortController | undefined;
+  #onAbort: ((reason: unknown) => void) | undefined;
   #abortReason: unknown;
   #aborted = false;
   #settled = false;
@@ -199,7 +200,33 @@ class AttemptRun implements ToolContext, DeadlineTarget {
     this.#aborted = true;
     this.#abortReason = reason;
     this.#controller?.abort(reason);
+    const hook = this.#onAbort;
+    this.#onAbort = undefined;
+    if (hook !== undefined) {
+      try {
+        hook(reason);
+      } catch {
+        // a hook's failure changes nothing: the attempt has already ended
+      }
+    }
   }
+  /** See {@link onAttemptAbort}. */
+  setAbortHook(hook: (reason: unknown) => void): void {
+    if (this.#aborted) hook(this.#abortReason);
+    else this.#onAbort = hook;
+  }
+}
+
+/** Calls `onAbort` once when the attempt aborts (timeout or the caller's signal). */
+export type AbortSource = (onAbort: (reason: unknown) => void) => void;
+
+/**
+ * @internal How toolgate's own tools (the proxy's) hear that an attempt was aborted without
+ * reading `ctx.signal`, whose AbortController costs about 4.6 µs on Node 20 — the cost of several
+ * gate calls. One hook per attempt; a context that is not the gate's gets its `signal` instead.
+ */
+export function onAttemptAbort(ctx: ToolContext): AbortSource | AbortSignal {
+  return ctx instanceof AttemptRun ? (hook) => ctx.setAbortHook(hook) : ctx.signal;
 }
 
 /**

@@ -4,7 +4,7 @@
  * first — so the client sees the gate's envelope.
  * @module
  */
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { ErrorCode, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { Protocol, type RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
@@ -15,6 +15,7 @@ import type { CallMeta, ToolFailure } from "../result.js";
 import { ToolgateConfigError } from "../errors.js";
 import { IDEMPOTENCY_META_KEY, RESULT_META_KEY, toCallToolResult, type McpToolResult } from "./result.js";
 import { toMcpTool, type McpTool } from "./listing.js";
+import { LaneServer, type CallAnswer } from "./call-lane.js";
 
 /** What {@link McpServerOptions.principal} sees about the request. */
 export interface McpRequestInfo {
@@ -126,18 +127,13 @@ export function _createMcpServer(gate: Gate, options: McpServerOptions, hooks: _
   const structured = new Set(tools.filter((t) => t.outputSchema !== undefined).map((t) => t.name));
   const listResult = { tools };
   const listTools = hooks.tools;
-  const server = new Server(
-    { name: options.name, version: options.version },
-    { capabilities: { tools: { listChanged: false } }, ...(options.instructions !== undefined ? { instructions: options.instructions } : {}) },
-  );
-  server.setRequestHandler(ListToolsRequestSchema, () => (listTools === undefined ? listResult : { tools: listTools() }));
   const { before, success } = hooks;
   const principalOf = options.principal?.bind(options);
 
-  const onCall = async (request: z.infer<typeof CallRequest>, extra: RequestHandlerExtra<never, never>): Promise<McpToolResult> => {
-    const { name, arguments: rawArgs, _meta: requestMeta } = readParams(request.params);
-    const callId = extra.sessionId === undefined ? String(extra.requestId) : `${extra.sessionId}:${String(extra.requestId)}`;
-    const opts: { -readonly [K in keyof CallOptions]: CallOptions[K] } = { callId, signal: extra.signal };
+  const answer: CallAnswer = async (params, info) => {
+    const { name, arguments: rawArgs, _meta: requestMeta } = readParams(params);
+    const callId = info.sessionId === undefined ? String(info.id) : `${info.sessionId}:${String(info.id)}`;
+    const opts: { -readonly [K in keyof CallOptions]: CallOptions[K] } = { callId, signal: info.signal };
     let args: unknown = rawArgs ?? {};
     if (before !== undefined) {
       const refused = before(name, callId);
@@ -150,7 +146,7 @@ export function _createMcpServer(gate: Gate, options: McpServerOptions, hooks: _
       if (isRecord(args)) args = { ...args, _meta: requestMeta };
     }
     if (principalOf !== undefined) {
-      const p = principalOf(infoOf(extra));
+      const p = principalOf({ authInfo: info.authInfo, sessionId: info.sessionId });
       if (p !== undefined) opts.principal = p;
     }
     const r = await gate.call(name, args, opts);
@@ -160,6 +156,17 @@ export function _createMcpServer(gate: Gate, options: McpServerOptions, hooks: _
     if (r.ok && success !== undefined) return success(r.data, r.meta);
     return toCallToolResult(r, structured.has(name));
   };
+  // tools/call takes the lane (./call-lane.ts): answered from the transport, without the SDK's
+  // per-request AbortController and promise chain. The handler registered below is the same
+  // answer, for a call the lane did not see.
+  const server = new LaneServer(
+    { name: options.name, version: options.version },
+    { capabilities: { tools: { listChanged: false } }, ...(options.instructions !== undefined ? { instructions: options.instructions } : {}) },
+    answer,
+  );
+  server.setRequestHandler(ListToolsRequestSchema, () => (listTools === undefined ? listResult : { tools: listTools() }));
+  const onCall = (request: z.infer<typeof CallRequest>, extra: RequestHandlerExtra<never, never>): Promise<McpToolResult> =>
+    answer(request.params, { id: extra.requestId, sessionId: extra.sessionId, authInfo: extra.authInfo, signal: extra.signal }) as Promise<McpToolResult>;
   // Registered on the SDK's Protocol base class rather than through Server#setRequestHandler,
   // whose tools/call wrapper re-parses every request with the SDK's schema and re-validates our
   // result (built by toCallToolResult, so well-formed by construction) with CallToolResultSchema.
@@ -171,10 +178,6 @@ export function _createMcpServer(gate: Gate, options: McpServerOptions, hooks: _
     server.setRequestHandler(CallRequest, onCall);
   }
   return server;
-}
-
-function infoOf(extra: RequestHandlerExtra<never, never>): McpRequestInfo {
-  return { authInfo: extra.authInfo, sessionId: extra.sessionId };
 }
 
 function reservedMeta(gate: Gate, name: string, callId: string): McpToolResult {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { fromCallToolResult, type Proxy } from "../../src/mcp/index.js";
 import { FailureSchema } from "./helpers.js";
-import { proxied, tempDir, until } from "./proxy-helpers.js";
+import { proxied, tempDir, until, UPSTREAM } from "./proxy-helpers.js";
 
 type Res = Awaited<ReturnType<Client["callTool"]>>;
 const envelope = (r: Res) => FailureSchema.parse((r._meta as Record<string, unknown>)["toolgate/result"]);
@@ -127,6 +127,55 @@ describe("proxy: policy from the config", () => {
       expect(limited.retryAfterMs).toBeGreaterThan(0);
     } finally {
       await ctx.close();
+    }
+  });
+});
+
+describe("proxy: a call the proxy stops waiting for is cancelled upstream", () => {
+  it("on the tool's timeout and on the client's cancel, the upstream hears notifications/cancelled", async () => {
+    const ctx = await proxied({ config: { tools: { sleep: { effect: "read", retries: 0, timeoutMs: 200 } } } });
+    try {
+      const timedOut = envelope(await ctx.client.callTool({ name: "sleep", arguments: { ms: 3_000 } }));
+      expect(timedOut).toMatchObject({ code: "RETRYABLE", message: expect.stringMatching(/timed out/) });
+      await until(async () => (await receivedBy(ctx.client))["cancelled:sleep"] === 1);
+
+      const stop = new AbortController();
+      const cancelled = ctx.client.callTool({ name: "sleep", arguments: { ms: 3_000 } }, undefined, { signal: stop.signal });
+      await until(async () => (await receivedBy(ctx.client)).sleep === 2); // the upstream has it
+      stop.abort("the user stopped");
+      await expect(cancelled).rejects.toBeDefined();
+      await until(async () => (await receivedBy(ctx.client))["cancelled:sleep"] === 2);
+      // The proxy keeps answering, and a late answer of the cancelled call troubles nobody.
+      expect((await ctx.client.callTool({ name: "echo", arguments: { text: "still here" } })).isError).toBeFalsy();
+      expect(ctx.logs.filter((l) => /unknown message|error/i.test(l))).toEqual([]);
+    } finally {
+      await ctx.close();
+    }
+  });
+
+  it("createUpstream: call() takes an AbortSignal; aborting it rejects with its reason and cancels upstream", async () => {
+    const { createUpstream } = await import("../../src/mcp/index.js");
+    const up = createUpstream({ kind: "stdio", command: process.execPath, args: [UPSTREAM], env: { PATH: process.env.PATH ?? "" } });
+    await up.start();
+    try {
+      const stop = new AbortController();
+      const slow = up.call("sleep", { ms: 3_000 }, undefined, stop.signal, 10_000);
+      const count = async (k: string): Promise<number> => {
+        const r = await up.call("received", {}, undefined, new AbortController().signal, 5_000);
+        return (JSON.parse((r.content as { text: string }[])[0]!.text) as Record<string, number>)[k] ?? 0;
+      };
+      await until(async () => (await count("sleep")) === 1);
+      stop.abort(new Error("stopped by the test"));
+      await expect(slow).rejects.toThrow("stopped by the test");
+      await until(async () => (await count("cancelled:sleep")) === 1);
+      // An already aborted signal sends nothing.
+      await expect(up.call("sleep", { ms: 1 }, undefined, stop.signal, 5_000)).rejects.toThrow("stopped by the test");
+      expect(await count("sleep")).toBe(1);
+      // No answer in time: a timeout, and the upstream is told to stop.
+      await expect(up.call("sleep", { ms: 3_000 }, undefined, new AbortController().signal, 100)).rejects.toMatchObject({ name: "UpstreamError", reason: "timeout" });
+      await until(async () => (await count("cancelled:sleep")) === 2);
+    } finally {
+      await up.close();
     }
   });
 });

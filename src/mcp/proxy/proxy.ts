@@ -10,6 +10,7 @@ import type { Tool as SdkTool } from "@modelcontextprotocol/sdk/types.js";
 import { createGate, type Gate } from "../../gate.js";
 import { defineTool, type AnyTool } from "../../tool.js";
 import { reject } from "../../errors.js";
+import { onAttemptAbort } from "../../attempt.js";
 import type { CallMeta, ToolFailure } from "../../result.js";
 import { _createMcpServer } from "../server.js";
 import { toMcpTool, type McpTool } from "../listing.js";
@@ -128,7 +129,7 @@ function buildTool(t: SdkTool, config: ProxyConfig, ajv: AjvCompilers, upstream:
       retry: effect === "read" ? { attempts: 1 + (policy.retries ?? 2) } : false,
       classify: (e) => (e instanceof UpstreamError ? (e.transient ? { kind: "transient", ...(e.retryAfterMs !== undefined ? { retryAfterMs: e.retryAfterMs } : {}) } : "permanent") : undefined),
       execute: async (args, ctx) => {
-        const result = await upstream.call(t.name, args, forwardMeta(ctx.meta), ctx.signal, timeoutMs);
+        const result = await upstream.call(t.name, args, forwardMeta(ctx.meta), onAttemptAbort(ctx), timeoutMs);
         if (result.isError === true) throw reject(textOf(result));
         return result;
       },
@@ -241,10 +242,9 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
     const success = (data: unknown, meta: CallMeta): McpToolResult => {
       const r = data as Record<string, unknown>;
       // The upstream's own _meta passes through, except keys in toolgate's namespace (no spoofed envelopes).
+      if (typeof r._meta !== "object" || r._meta === null) return { ...r, content: r.content as McpToolResult["content"], _meta: { [CALL_META_KEY]: meta } };
       const upstreamMeta: Record<string, unknown> = {};
-      if (typeof r._meta === "object" && r._meta !== null) {
-        for (const [k, v] of Object.entries(r._meta)) if (!k.startsWith("toolgate/")) upstreamMeta[k] = v;
-      }
+      for (const [k, v] of Object.entries(r._meta)) if (!k.startsWith("toolgate/")) upstreamMeta[k] = v;
       return { ...r, content: r.content as McpToolResult["content"], _meta: { ...upstreamMeta, [CALL_META_KEY]: meta } };
     };
     const info = { name: options.name ?? "toolgate-proxy", version: options.version ?? "0.0.0" };

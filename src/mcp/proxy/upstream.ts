@@ -10,6 +10,11 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, McpError, ToolListChangedNotificationSchema, type Tool as SdkTool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
+import { UpstreamError } from "./upstream-error.js";
+import { openRequestLane, type RequestLane } from "./request-lane.js";
+import type { AbortSource } from "../../attempt.js";
+
+export { UpstreamError };
 
 /** Where the upstream is. */
 export type UpstreamSpec =
@@ -34,31 +39,17 @@ export interface UpstreamOptions {
   onTools?(tools: readonly SdkTool[]): void;
 }
 
-/** Why a call to the upstream failed. */
-export class UpstreamError extends Error {
-  override readonly name = "UpstreamError";
-  constructor(
-    /** `unavailable` (not connected), `closed` (the connection dropped mid-call), `timeout`, `protocol` (a JSON-RPC error answer). */
-    readonly reason: "unavailable" | "closed" | "timeout" | "protocol",
-    message: string,
-    readonly retryAfterMs?: number,
-  ) {
-    super(message);
-  }
-  /** Transient reasons: the call may succeed later. */
-  get transient(): boolean {
-    return this.reason !== "protocol";
-  }
-}
-
 /** A connected upstream. */
 export interface Upstream {
   /** `up`, `down` (restarting) or `closed`. */
   state(): "up" | "down" | "closed";
   /** Connect (bounded attempts) and return the tool list. Throws UpstreamError when it cannot. */
   start(): Promise<readonly SdkTool[]>;
-  /** Call a tool; resolves to the raw result object, rejects with {@link UpstreamError}. */
-  call(name: string, args: unknown, meta: Record<string, unknown> | undefined, signal: AbortSignal, timeoutMs: number): Promise<Record<string, unknown>>;
+  /**
+   * Call a tool; resolves to the raw result object, rejects with {@link UpstreamError} (or the
+   * abort's reason). `signal`: an AbortSignal, or a function that registers one abort callback.
+   */
+  call(name: string, args: unknown, meta: Record<string, unknown> | undefined, signal: AbortSignal | AbortSource, timeoutMs: number): Promise<Record<string, unknown>>;
   /** Milliseconds until the next restart attempt (0 when up). */
   retryAfterMs(): number;
   /** How many times the upstream was (re)started. */
@@ -67,6 +58,9 @@ export interface Upstream {
 }
 
 const LooseResult = z.object({}).loose();
+
+/** A fresh connection: its tool list, its client and the calls' lane. */
+type Connected = SdkTool[] & { client: Client; lane: RequestLane | undefined };
 
 function describe(spec: UpstreamSpec): string {
   return spec.kind === "stdio" ? spec.command : spec.url.href;
@@ -85,6 +79,7 @@ export function createUpstream(spec: UpstreamSpec, options: UpstreamOptions = {}
   const startAttempts = options.startAttempts ?? 3;
   const log = (line: string): void => options.onLog?.(line);
   let client: Client | undefined;
+  let lane: RequestLane | undefined;
   let state: "up" | "down" | "closed" = "down";
   let failures = 0;
   let nextAttemptAt = 0;
@@ -125,7 +120,7 @@ export function createUpstream(spec: UpstreamSpec, options: UpstreamOptions = {}
     return out;
   };
 
-  const connectOnce = async (): Promise<SdkTool[]> => {
+  const connectOnce = async (): Promise<Connected> => {
     const c = new Client({ name: "toolgate-proxy", version: "1.0.0" }, { capabilities: {} });
     c.onerror = (e) => {
       const msg = e.message.split("\n", 1)[0] ?? "";
@@ -136,6 +131,7 @@ export function createUpstream(spec: UpstreamSpec, options: UpstreamOptions = {}
     c.onclose = () => {
       if (client !== c || state === "closed") return;
       client = undefined;
+      lane = undefined;
       state = "down";
       if (Date.now() - connectedAt >= 10_000) failures = 0;
       log(`upstream ${describe(spec)} closed; restarting`);
@@ -153,7 +149,8 @@ export function createUpstream(spec: UpstreamSpec, options: UpstreamOptions = {}
           log(`upstream tools/list after list_changed failed: ${e instanceof Error ? e.message.slice(0, 200) : String(e)}`);
         }
       });
-      return Object.assign(tools, { client: c }) as SdkTool[] & { client: Client };
+      // Calls go on the lane from now on (./request-lane.ts); the client keeps everything else.
+      return Object.assign(tools, { client: c, lane: openRequestLane(transport) }) as Connected;
     } catch (e) {
       await c.close().catch(() => undefined);
       throw e;
@@ -176,8 +173,9 @@ export function createUpstream(spec: UpstreamSpec, options: UpstreamOptions = {}
     timer.unref();
   };
 
-  const adopt = (tools: SdkTool[] & { client?: Client }): void => {
+  const adopt = (tools: Connected): void => {
     client = tools.client;
+    lane = tools.lane;
     state = "up";
     connectedAt = Date.now();
     startCount++;
@@ -186,7 +184,7 @@ export function createUpstream(spec: UpstreamSpec, options: UpstreamOptions = {}
   const attempt = async (): Promise<void> => {
     if (state === "closed") return;
     try {
-      const tools = (await connectOnce()) as SdkTool[] & { client: Client };
+      const tools = await connectOnce();
       if ((state as string) === "closed") {
         await tools.client.close();
         return;
@@ -210,7 +208,7 @@ export function createUpstream(spec: UpstreamSpec, options: UpstreamOptions = {}
       for (let i = 0; i < startAttempts; i++) {
         if (i > 0) await new Promise((r) => setTimeout(r, Math.min(maxDelayMs, initialDelayMs * 2 ** (i - 1))));
         try {
-          const tools = (await connectOnce()) as SdkTool[] & { client: Client };
+          const tools = await connectOnce();
           adopt(tools);
           return tools;
         } catch (e) {
@@ -225,17 +223,8 @@ export function createUpstream(spec: UpstreamSpec, options: UpstreamOptions = {}
       if (c === undefined || state !== "up") throw new UpstreamError("unavailable", "upstream is not connected", Math.max(1, nextAttemptAt - Date.now()));
       const params: Record<string, unknown> = { name, arguments: args };
       if (meta !== undefined && Object.keys(meta).length > 0) params._meta = meta;
-      try {
-        return await c.request({ method: "tools/call", params }, LooseResult, { signal, timeout: timeoutMs + 1_000 });
-      } catch (e) {
-        if (e instanceof McpError) {
-          if (e.code === ErrorCode.ConnectionClosed) throw new UpstreamError("closed", "upstream connection closed during the call");
-          if (e.code === ErrorCode.RequestTimeout) throw new UpstreamError("timeout", "upstream did not answer in time");
-          throw new UpstreamError("protocol", `upstream answered a JSON-RPC error ${e.code}`);
-        }
-        if (signal.aborted) throw signal.reason;
-        throw new UpstreamError("closed", "upstream transport failed during the call");
-      }
+      if (lane !== undefined) return lane.call(params, signal, timeoutMs + 1_000);
+      return callThroughClient(c, params, typeof signal === "function" ? signalOf(signal) : signal, timeoutMs);
     },
     async close() {
       state = "closed";
@@ -243,7 +232,30 @@ export function createUpstream(spec: UpstreamSpec, options: UpstreamOptions = {}
       timer = undefined;
       const c = client;
       client = undefined;
+      lane = undefined;
       await c?.close().catch(() => undefined);
     },
   };
+}
+
+/** A call through the SDK client: the path when the lane could not be opened. */
+async function callThroughClient(c: Client, params: Record<string, unknown>, signal: AbortSignal, timeoutMs: number): Promise<Record<string, unknown>> {
+  try {
+    return await c.request({ method: "tools/call", params }, LooseResult, { signal, timeout: timeoutMs + 1_000 });
+  } catch (e) {
+    if (e instanceof McpError) {
+      if (e.code === ErrorCode.ConnectionClosed) throw new UpstreamError("closed", "upstream connection closed during the call");
+      if (e.code === ErrorCode.RequestTimeout) throw new UpstreamError("timeout", "upstream did not answer in time");
+      throw new UpstreamError("protocol", `upstream answered a JSON-RPC error ${e.code}`);
+    }
+    if (signal.aborted) throw signal.reason;
+    throw new UpstreamError("closed", "upstream transport failed during the call");
+  }
+}
+
+/** An AbortSignal fed by an abort hook. */
+function signalOf(source: AbortSource): AbortSignal {
+  const controller = new AbortController();
+  source((reason) => controller.abort(reason));
+  return controller.signal;
 }

@@ -1,0 +1,126 @@
+/**
+ * The proxy's `tools/call` requests to its upstream, sent straight on the client transport. The
+ * SDK `Client` still owns the connection (initialize, tools/list, notifications, its own
+ * requests); a call only needs an id, a pending entry, a timer and the answer, so it skips the
+ * SDK's per-request work (its AbortSignal wiring, progress and task bookkeeping, a zod pass over
+ * the result). Ids are strings in toolgate's own namespace, so they never meet the SDK's numbers.
+ *
+ * Outcomes, as `UpstreamError` reasons: a JSON-RPC error answer is `protocol` (the SDK's
+ * connection-closed and request-timeout codes map to `closed` and `timeout`, as the SDK's own
+ * errors did), a result that is not an object is `protocol`, no answer within `timeoutMs` is
+ * `timeout` (and the upstream is told `notifications/cancelled`), a connection that closes or a
+ * send that fails is `closed`. An aborted signal rejects with its reason and cancels upstream.
+ * @module
+ */
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
+import type { AbortSource } from "../../attempt.js";
+import { UpstreamError } from "./upstream-error.js";
+
+/** Sends `tools/call` requests on one connected transport. */
+export interface RequestLane {
+  /**
+   * Resolves to the result object; rejects with an {@link UpstreamError} or the abort's reason.
+   * `abort`: the caller's signal, or a function that registers one abort callback (the gate's
+   * attempt hook, which costs no AbortController).
+   */
+  call(params: Record<string, unknown>, abort: AbortSignal | AbortSource, timeoutMs: number): Promise<Record<string, unknown>>;
+}
+
+interface Pending {
+  readonly resolve: (r: Record<string, unknown>) => void;
+  readonly reject: (e: unknown) => void;
+  readonly timer: NodeJS.Timeout;
+  /** The caller's signal while it is listened to. */
+  readonly signal: AbortSignal | undefined;
+  readonly onAbort: () => void;
+}
+
+type Message = Record<string, unknown>;
+
+function isMessage(m: unknown): m is Message {
+  return typeof m === "object" && m !== null && !Array.isArray(m);
+}
+
+/** The id prefix of the lane's requests. */
+const PREFIX = "toolgate:";
+
+/**
+ * Open the lane on a transport that an SDK `Client` has connected (its handler is kept for every
+ * message that is not an answer to the lane). Without a connected handler, returns undefined.
+ */
+export function openRequestLane(transport: Transport): RequestLane | undefined {
+  const sdk = transport.onmessage;
+  const sdkClose = transport.onclose;
+  if (sdk === undefined) return undefined;
+  const pending = new Map<string, Pending>();
+  let next = 0;
+  let closed = false;
+
+  const finish = (id: string): Pending | undefined => {
+    const p = pending.get(id);
+    if (p === undefined) return undefined;
+    pending.delete(id);
+    clearTimeout(p.timer);
+    p.signal?.removeEventListener("abort", p.onAbort);
+    return p;
+  };
+  const cancelUpstream = (id: string, reason: string): void => {
+    transport.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason } }).catch(() => undefined);
+  };
+
+  transport.onmessage = (message, extra) => {
+    const m: unknown = message;
+    if (isMessage(m) && typeof m.id === "string" && m.id.startsWith(PREFIX) && m.method === undefined) {
+      const p = finish(m.id);
+      if (p === undefined) return; // an answer after a timeout or a cancel: nobody waits for it
+      if (isMessage(m.error)) return p.reject(errorAnswer(m.error.code));
+      if (isMessage(m.result)) return p.resolve(m.result);
+      return p.reject(new UpstreamError("protocol", "upstream answered a result that is not an object"));
+    }
+    sdk(message, extra);
+  };
+  transport.onclose = () => {
+    closed = true;
+    const calls = [...pending.keys()];
+    for (const id of calls) finish(id)?.reject(new UpstreamError("closed", "upstream connection closed during the call"));
+    sdkClose?.();
+  };
+
+  return {
+    call(params, abort, timeoutMs) {
+      const signal = typeof abort === "function" ? undefined : abort;
+      if (signal?.aborted === true) return Promise.reject(signal.reason);
+      if (closed) return Promise.reject(new UpstreamError("closed", "upstream connection closed during the call"));
+      const id = `${PREFIX}${++next}`;
+      return new Promise<Record<string, unknown>>((resolve, reject) => {
+        let sent = false;
+        const aborted = (reason: unknown): void => {
+          if (finish(id) === undefined) return;
+          if (sent) cancelUpstream(id, String(reason));
+          reject(reason);
+        };
+        const onAbort = (): void => aborted(signal?.reason);
+        const timer = setTimeout(() => {
+          if (finish(id) === undefined) return;
+          cancelUpstream(id, "timeout");
+          reject(new UpstreamError("timeout", "upstream did not answer in time"));
+        }, timeoutMs);
+        pending.set(id, { resolve, reject, timer, signal, onAbort });
+        if (signal !== undefined) signal.addEventListener("abort", onAbort);
+        else (abort as AbortSource)(aborted); // may call `aborted` at once: then nothing is sent
+        if (!pending.has(id)) return;
+        sent = true;
+        transport.send({ jsonrpc: "2.0", id, method: "tools/call", params }).catch(() => {
+          finish(id)?.reject(new UpstreamError("closed", "upstream transport failed during the call"));
+        });
+      });
+    },
+  };
+}
+
+function errorAnswer(code: unknown): UpstreamError {
+  if (code === ErrorCode.ConnectionClosed) return new UpstreamError("closed", "upstream connection closed during the call");
+  if (code === ErrorCode.RequestTimeout) return new UpstreamError("timeout", "upstream did not answer in time");
+  return new UpstreamError("protocol", `upstream answered a JSON-RPC error ${typeof code === "number" ? code : "without a code"}`);
+}

@@ -1,0 +1,126 @@
+/**
+ * The tools/call lane (src/mcp/call-lane.ts): what the SDK's request machinery did for a call and
+ * the lane must still do — cancellation, no answer after a cancel or a close, the same answer on
+ * the SDK path, a fresh (not aborted) signal for the next call.
+ */
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { createGate, defineTool } from "../../src/index.js";
+import { createMcpServer, fromCallToolResult } from "../../src/mcp/index.js";
+import { until } from "./proxy-helpers.js";
+
+function slowGate() {
+  const aborted: string[] = [];
+  const started: string[] = [];
+  const wait = defineTool({
+    name: "wait",
+    version: "1",
+    description: "Wait ms milliseconds, or until cancelled",
+    input: z.object({ ms: z.number().int().min(0) }),
+    output: z.object({ waited: z.number() }),
+    effect: "read",
+    timeoutMs: 10_000,
+    execute: ({ ms }, ctx) =>
+      new Promise<{ waited: number }>((resolve, reject) => {
+        started.push(ctx.callId);
+        if (ctx.signal.aborted) return reject(new Error("aborted before start"));
+        const t = setTimeout(() => resolve({ waited: ms }), ms);
+        ctx.signal.addEventListener("abort", () => {
+          clearTimeout(t);
+          aborted.push(ctx.callId);
+          reject(new Error("aborted"));
+        });
+      }),
+  });
+  return { gate: createGate({ tools: [wait] }), aborted, started };
+}
+
+/** A v1 client on the server, and every message the server sent it. */
+async function connected(server: ReturnType<typeof createMcpServer>) {
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  await server.connect(a);
+  const client = new Client({ name: "lane-test", version: "1" });
+  await client.connect(b);
+  const sent: JSONRPCMessage[] = [];
+  const sdk = b.onmessage!;
+  b.onmessage = (m, extra) => {
+    sent.push(m);
+    sdk(m, extra);
+  };
+  return { client, sent, serverSide: a };
+}
+
+const answered = (sent: JSONRPCMessage[], id: number | string) => sent.filter((m) => "id" in m && m.id === id && !("method" in m));
+
+describe("tools/call lane", () => {
+  it("a client's cancel aborts the tool's signal, no answer is sent for it, and the next call is not cancelled", async () => {
+    const { gate, aborted, started } = slowGate();
+    const { client, sent } = await connected(createMcpServer(gate, { name: "t", version: "1" }));
+    const stop = new AbortController();
+    const cancelled = client.callTool({ name: "wait", arguments: { ms: 5_000 } }, undefined, { signal: stop.signal });
+    await until(() => started.length === 1);
+    stop.abort("the user stopped");
+    await expect(cancelled).rejects.toBeDefined();
+    await until(() => aborted.length === 1);
+    expect(aborted).toEqual(started);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(answered(sent, Number(started[0]))).toEqual([]);
+    // The next calls get a signal of their own (an aborted controller is never reused).
+    for (let i = 0; i < 5; i++) {
+      const r = fromCallToolResult(await client.callTool({ name: "wait", arguments: { ms: 1 } }));
+      expect(r).toMatchObject({ ok: true, data: { waited: 1 } });
+    }
+    expect(aborted).toHaveLength(1);
+    await client.close();
+  });
+
+  it("closing the connection aborts the calls in flight and sends nothing for them", async () => {
+    const { gate, aborted, started } = slowGate();
+    const { client, sent, serverSide } = await connected(createMcpServer(gate, { name: "t", version: "1" }));
+    const calls = [1, 2, 3].map(() => client.callTool({ name: "wait", arguments: { ms: 5_000 } }).catch((e: unknown) => e));
+    await until(() => started.length === 3);
+    const before = sent.length;
+    await serverSide.close();
+    await until(() => aborted.length === 3);
+    expect([...aborted].sort()).toEqual([...started].sort());
+    for (const r of await Promise.all(calls)) expect(r).toBeInstanceOf(Error); // the client saw the connection close
+    expect(sent.length).toBe(before);
+  });
+
+  it("a tools/call delivered while the transport starts takes the SDK path, with the same answer", async () => {
+    const { gate } = slowGate();
+    const server = createMcpServer(gate, { name: "t", version: "1" });
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    const got: JSONRPCMessage[] = [];
+    b.onmessage = (m) => void got.push(m);
+    await b.start();
+    const call = (id: number, args: unknown): JSONRPCMessage => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "wait", arguments: args } });
+    // Queued in the in-memory transport: delivered by start(), before the lane is opened.
+    await b.send(call(1, { ms: 1 }));
+    await b.send(call(2, { ms: "x" }));
+    await b.send({ jsonrpc: "2.0", id: 3, method: "tools/call", params: { arguments: {} } });
+    await server.connect(a);
+    // Through the lane.
+    await b.send(call(11, { ms: 1 }));
+    await b.send(call(12, { ms: "x" }));
+    await b.send({ jsonrpc: "2.0", id: 13, method: "tools/call", params: { arguments: {} } });
+    await until(() => got.length === 6);
+    const byId = new Map(got.map((m) => ["id" in m ? Number(m.id) : -1, m]));
+    // The same message but for the request id, the callId made from it and the duration (escaped in the text block too);
+    // the bytes are the SDK's otherwise, key order included.
+    const normal = (m: JSONRPCMessage | undefined): string =>
+      JSON.stringify(m)
+        .replace(/(\\*"callId\\*":\\*")\d+/g, "$1ID")
+        .replace(/(\\*"durationMs\\*":)[\d.]+/g, "$10")
+        .replace(/"id":\d+\}$/, '"id":0}')
+        .replace(/^\{"jsonrpc":"2.0","id":\d+,/, '{"jsonrpc":"2.0","id":0,');
+    for (const id of [1, 2, 3]) expect(normal(byId.get(id + 10)), `request ${id}`).toEqual(normal(byId.get(id)));
+    expect(byId.get(11)).toMatchObject({ result: { structuredContent: { waited: 1 } } });
+    expect(byId.get(12)).toMatchObject({ result: { isError: true } });
+    expect(byId.get(13)).toMatchObject({ error: { code: -32602, message: expect.stringMatching(/params.name must be a string/) } });
+    await server.close();
+  });
+});
