@@ -25,21 +25,30 @@ class Entry implements DeadlineHandle {
   done = false;
   constructor(
     readonly deadline: number,
-    readonly target: DeadlineTarget,
+    /** Dropped on cancel: a finished attempt is not kept alive by its deadline. */
+    public target: DeadlineTarget | undefined,
     private readonly queue: DeadlineQueue,
   ) {}
   cancel(): void {
     if (this.done) return;
     this.done = true;
-    this.queue.compact();
+    this.target = undefined;
+    this.queue.cancelled();
   }
 }
 
-/** Deadlines of one length, in the order they were scheduled (which is the order they expire). */
+/**
+ * Deadlines of one length, in the order they were scheduled (which is the order they expire).
+ * Finished entries leave from the front; when a long call holds the front, the finished ones
+ * behind it are swept once they outnumber the live ones, so the list stays O(live) in length.
+ */
 class DeadlineQueue {
   private head: Entry | undefined;
   private tail: Entry | undefined;
   private timer: Timer | undefined;
+  /** Entries in the list, and how many of them are not done. */
+  private size = 0;
+  private live = 0;
 
   constructor(private readonly ms: number) {}
 
@@ -48,16 +57,45 @@ class DeadlineQueue {
     if (this.tail === undefined) this.head = entry;
     else this.tail.next = entry;
     this.tail = entry;
+    this.size++;
+    this.live++;
     if (this.timer === undefined) this.arm(this.ms);
     return entry;
   }
 
-  /** Drop finished entries from the front. */
-  compact(): void {
+  /** An entry was cancelled: drop finished entries from the front, sweep the rest when they pile up. */
+  cancelled(): void {
+    this.live--;
     let h = this.head;
-    while (h !== undefined && h.done) h = h.next;
+    while (h !== undefined && h.done) {
+      h = h.next;
+      this.size--;
+    }
     this.head = h;
-    if (h === undefined) this.tail = undefined;
+    if (h === undefined) {
+      this.tail = undefined;
+      this.size = 0;
+    } else if (this.size > 64 && this.size > 2 * this.live) this.sweep();
+  }
+
+  /** Unlink every done entry (the head is live). */
+  private sweep(): void {
+    let prev = this.head!;
+    let n = 1;
+    for (let e = prev.next; e !== undefined; e = e.next) {
+      if (e.done) continue;
+      prev.next = e;
+      prev = e;
+      n++;
+    }
+    prev.next = undefined;
+    this.tail = prev;
+    this.size = n;
+  }
+
+  /** Entries in the list (tests). */
+  get length(): number {
+    return this.size;
   }
 
   private arm(delay: number): void {
@@ -72,21 +110,32 @@ class DeadlineQueue {
     while (h !== undefined && (h.done || h.deadline <= now)) {
       if (!h.done) {
         h.done = true;
+        this.live--;
+        const target = h.target;
+        h.target = undefined;
         try {
-          h.target.onDeadline();
+          target?.onDeadline();
         } catch {
           // targets are internal and do not throw; never let one stop the queue
         }
       }
       h = h.next;
+      this.size--;
     }
     this.head = h;
-    if (h === undefined) this.tail = undefined;
-    else this.arm(h.deadline - now);
+    if (h === undefined) {
+      this.tail = undefined;
+      this.size = 0;
+    } else this.arm(h.deadline - now);
   }
 }
 
 const queues = new Map<number, DeadlineQueue>();
+
+/** @internal Entries kept by the queue of `ms`-long deadlines (a test of the sweep). */
+export function _queuedDeadlines(ms: number): number {
+  return queues.get(ms)?.length ?? 0;
+}
 
 /**
  * Call `target.onDeadline()` `ms` milliseconds after `now` (a `performance.now()` reading;

@@ -1,0 +1,69 @@
+/** The deadline queues (src/policy/deadline.ts): exact firing, and a list that stays O(live) long. */
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { z } from "zod";
+import { createGate, defineTool } from "../../src/index.js";
+import { _queuedDeadlines, scheduleDeadline } from "../../src/policy/deadline.js";
+
+describe("deadline queue", () => {
+  beforeEach(() => void vi.useFakeTimers());
+  afterEach(() => void vi.useRealTimers());
+
+  it("fires exactly the deadlines that were not cancelled, when they pass (a random schedule against a model)", () => {
+    const MS = 1_001;
+    let seed = 7;
+    const rand = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    const fired = new Set<number>();
+    const expected = new Set<number>();
+    const handles: { id: number; at: number; handle: { cancel(): void }; live: boolean }[] = [];
+    for (let id = 0; id < 3_000; id++) {
+      const now = performance.now();
+      handles.push({ id, at: now + MS, live: true, handle: scheduleDeadline(MS, { onDeadline: () => void fired.add(id) }) });
+      // Cancel some live ones (most soon, a few much later), and let time pass now and then.
+      for (const h of handles.slice(-5)) {
+        if (h.live && rand() < 0.5) {
+          h.handle.cancel();
+          h.live = false;
+        }
+      }
+      if (rand() < 0.05) vi.advanceTimersByTime(Math.floor(rand() * 300));
+      for (const h of handles) if (h.live && h.at <= performance.now() && !fired.has(h.id)) throw new Error(`deadline ${h.id} late`);
+    }
+    vi.advanceTimersByTime(MS + 10);
+    for (const h of handles) if (h.live) expected.add(h.id);
+    // A cancel after the deadline fired changes nothing.
+    for (const h of handles) h.handle.cancel();
+    expect([...fired].sort((a, b) => a - b)).toEqual([...expected].sort((a, b) => a - b));
+    expect(_queuedDeadlines(MS)).toBe(0);
+  });
+
+  it("a long call at the front does not keep the finished deadlines behind it", () => {
+    const MS = 1_002;
+    let longFired = false;
+    const long = scheduleDeadline(MS, { onDeadline: () => void (longFired = true) });
+    for (let i = 0; i < 10_000; i++) scheduleDeadline(MS, { onDeadline: () => expect.unreachable() }).cancel();
+    expect(_queuedDeadlines(MS)).toBeLessThanOrEqual(130);
+    const later = [1, 2, 3].map(() => scheduleDeadline(MS, { onDeadline: () => undefined }));
+    expect(_queuedDeadlines(MS)).toBeLessThanOrEqual(133);
+    vi.advanceTimersByTime(MS);
+    expect(longFired).toBe(true);
+    long.cancel();
+    for (const h of later) h.cancel();
+    expect(_queuedDeadlines(MS)).toBe(0);
+  });
+});
+
+describe("deadlines through the gate", () => {
+  it("a hanging call while 5,000 others finish: the queue stays short and the hanging call still times out", async () => {
+    const TIMEOUT = 1_234;
+    const base = { version: "1", input: z.object({}), output: z.object({}), effect: "read", timeoutMs: TIMEOUT, retry: false } as const;
+    const hang = defineTool({ ...base, name: "hang", description: "never answers", execute: () => new Promise<Record<string, never>>(() => {}) });
+    const quick = defineTool({ ...base, name: "quick", description: "answers at once", execute: async () => ({}) });
+    const gate = createGate({ tools: [hang, quick] });
+    const t0 = Date.now();
+    const hanging = gate.call("hang", {});
+    for (let i = 0; i < 5_000; i++) expect((await gate.call("quick", {})).ok).toBe(true);
+    expect(_queuedDeadlines(TIMEOUT)).toBeLessThanOrEqual(130);
+    expect(await hanging).toMatchObject({ ok: false, code: "RETRYABLE", message: expect.stringMatching(/timed out/) });
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(TIMEOUT - 5);
+  });
+});
