@@ -212,8 +212,15 @@ class AttemptRun implements ToolContext, DeadlineTarget {
   }
   /** See {@link onAttemptAbort}. */
   setAbortHook(hook: (reason: unknown) => void): void {
-    if (this.#aborted) hook(this.#abortReason);
-    else this.#onAbort = hook;
+    if (!this.#aborted) {
+      this.#onAbort = hook;
+      return;
+    }
+    try {
+      hook(this.#abortReason);
+    } catch {
+      // as in #abort: the attempt has already ended
+    }
   }
 }
 

@@ -12,9 +12,11 @@
  * while the transport was starting): the same `answer` serves both paths, so they cannot differ.
  *
  * What the lane keeps of the SDK's behaviour, each tested in test/mcp/call-lane.test.ts:
- * `notifications/cancelled` aborts the call and no answer is sent for it; a closed connection
- * aborts every call in flight and sends nothing; an `answer` that throws a JSON-RPC error is sent
- * as `{ code, message, data }` (any other throw as -32603); a failed send reaches `onerror`.
+ * `notifications/cancelled` aborts the call and no answer is sent for it (the notification still
+ * reaches the SDK too); a closed connection aborts every call in flight and sends nothing; an
+ * `answer` that throws a JSON-RPC error is sent as `{ code, message, data }` (any other throw as
+ * -32603); a failed send — rejected or thrown — reaches `onerror`; a task-augmented call
+ * (`params.task`) and a message that is not JSON-RPC 2.0 go to the SDK untouched.
  * @module
  */
 import { getEventListeners } from "node:events";
@@ -28,7 +30,11 @@ export interface CallRequestInfo {
   readonly id: RequestId;
   readonly sessionId: string | undefined;
   readonly authInfo: AuthInfo | undefined;
-  /** Aborted when the client cancels the request or the connection closes. */
+  /**
+   * Aborted when the client cancels the request or the connection closes. Do not keep it, or a
+   * signal derived from it (`AbortSignal.any`), past the answer: its controller serves a later
+   * call once this one ended without an abort and with no listener left on it.
+   */
   readonly signal: AbortSignal;
 }
 
@@ -97,20 +103,27 @@ function openLane(transport: Transport, answer: CallAnswer, onerror: (e: Error) 
     if (controller.signal.aborted || closed) return;
     // Reused only when nothing still listens to it: a listener left behind would hear the next call's abort.
     if (idle.length < POOL_SIZE && getEventListeners(controller.signal, "abort").length === 0) idle.push(controller);
-    transport.send(message).catch((e: unknown) => onerror(new Error(`Failed to send a tools/call answer: ${e instanceof Error ? e.message : String(e)}`)));
+    let sending: Promise<void>;
+    try {
+      sending = transport.send(message);
+    } catch (e) {
+      sending = Promise.reject(e); // a transport whose send throws instead of rejecting
+    }
+    sending.catch((e: unknown) => onerror(new Error(`Failed to send a tools/call answer: ${e instanceof Error ? e.message : String(e)}`)));
   };
 
   transport.onmessage = (message, extra) => {
     const m: unknown = message;
-    if (isMessage(m)) {
-      if (m.method === "tools/call" && isRequestId(m.id)) return serve(m, m.id, extra);
+    if (isMessage(m) && m.jsonrpc === "2.0") {
+      // A task-augmented call (params.task) is the SDK's to refuse or run, as without the lane.
+      if (m.method === "tools/call" && isRequestId(m.id) && !(isMessage(m.params) && m.params.task !== undefined)) return serve(m, m.id, extra);
       if (m.method === "notifications/cancelled" && isMessage(m.params) && isRequestId(m.params.requestId)) {
         const controller = inFlight.get(m.params.requestId);
         if (controller !== undefined) {
           inFlight.delete(m.params.requestId);
           controller.abort(m.params.reason);
-          return;
         }
+        // and on to the SDK: its own requests, and a cancelled-notification handler set on the server, still hear it
       }
     }
     sdk(message, extra);

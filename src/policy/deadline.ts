@@ -99,7 +99,8 @@ class DeadlineQueue {
   }
 
   private arm(delay: number): void {
-    this.timer = setTimeout(() => this.onTimer(), Math.max(1, delay)) as unknown as Timer;
+    // setTimeout fires at once past 2^31-1 ms; a longer deadline re-arms when that much has passed.
+    this.timer = setTimeout(() => this.onTimer(), Math.min(2 ** 31 - 1, Math.max(1, delay))) as unknown as Timer;
     this.timer.unref?.();
   }
 

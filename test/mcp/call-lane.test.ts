@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { CancelledNotificationSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { createGate, defineTool } from "../../src/index.js";
 import { createMcpServer, fromCallToolResult } from "../../src/mcp/index.js";
 import { until } from "./proxy-helpers.js";
@@ -88,6 +88,54 @@ describe("tools/call lane", () => {
     expect([...aborted].sort()).toEqual([...started].sort());
     for (const r of await Promise.all(calls)) expect(r).toBeInstanceOf(Error); // the client saw the connection close
     expect(sent.length).toBe(before);
+  });
+
+  it("a cancel still reaches a cancelled-notification handler set on the server", async () => {
+    const { gate, aborted, started } = slowGate();
+    const server = createMcpServer(gate, { name: "t", version: "1" });
+    const heard: unknown[] = [];
+    server.setNotificationHandler(CancelledNotificationSchema, (n) => void heard.push(n.params.requestId));
+    const { client } = await connected(server);
+    const stop = new AbortController();
+    const call = client.callTool({ name: "wait", arguments: { ms: 5_000 } }, undefined, { signal: stop.signal });
+    await until(() => started.length === 1);
+    stop.abort("stop");
+    await expect(call).rejects.toBeDefined();
+    await until(() => aborted.length === 1 && heard.length === 1);
+    expect(String(heard[0])).toBe(started[0]);
+    await client.close();
+  });
+
+  it("a transport whose send throws: the failure reaches onerror, nothing is left unhandled", async () => {
+    const { gate } = slowGate();
+    const server = createMcpServer(gate, { name: "t", version: "1" });
+    const errors: string[] = [];
+    server.onerror = (e) => void errors.push(e.message);
+    const { client, serverSide } = await connected(server);
+    const send = serverSide.send.bind(serverSide);
+    serverSide.send = (m, o) => {
+      if ("result" in m && (m.result as { content?: unknown }).content !== undefined) throw new Error("socket gone");
+      return send(m, o);
+    };
+    const call = client.callTool({ name: "wait", arguments: { ms: 1 } }, undefined, { timeout: 300 });
+    await expect(call).rejects.toThrow(/timed out/i);
+    expect(errors).toEqual([expect.stringMatching(/Failed to send a tools\/call answer: socket gone/)]);
+    await client.close();
+  });
+
+  it("a task-augmented call goes to the SDK (which refuses it here) and the tool does not run", async () => {
+    const { gate, started } = slowGate();
+    const server = createMcpServer(gate, { name: "t", version: "1" });
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await server.connect(a);
+    const got: JSONRPCMessage[] = [];
+    b.onmessage = (m) => void got.push(m);
+    await b.start();
+    await b.send({ jsonrpc: "2.0", id: 5, method: "tools/call", params: { name: "wait", arguments: { ms: 1 }, task: { ttl: 1_000 } } });
+    await until(() => got.length === 1);
+    expect(got[0]).toMatchObject({ id: 5, error: { code: expect.any(Number) } });
+    expect(started).toEqual([]);
+    await server.close();
   });
 
   it("a tools/call delivered while the transport starts takes the SDK path, with the same answer", async () => {

@@ -153,6 +153,17 @@ describe("proxy: a call the proxy stops waiting for is cancelled upstream", () =
     }
   });
 
+  it("the longest timeout the config takes (2^31-1 ms) does not fire at once", async () => {
+    const ctx = await proxied({ config: { tools: { echo: { effect: "read", timeoutMs: 2 ** 31 - 1 } } } });
+    try {
+      const r = await ctx.client.callTool({ name: "echo", arguments: { text: "patient" } });
+      expect(r.isError).toBeFalsy();
+      expect(text(r)).toBe("patient");
+    } finally {
+      await ctx.close();
+    }
+  });
+
   it("createUpstream: call() takes an AbortSignal; aborting it rejects with its reason and cancels upstream", async () => {
     const { createUpstream } = await import("../../src/mcp/index.js");
     const up = createUpstream({ kind: "stdio", command: process.execPath, args: [UPSTREAM], env: { PATH: process.env.PATH ?? "" } });

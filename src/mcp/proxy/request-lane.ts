@@ -42,6 +42,9 @@ function isMessage(m: unknown): m is Message {
   return typeof m === "object" && m !== null && !Array.isArray(m);
 }
 
+/** The longest delay `setTimeout` takes; a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** The id prefix of the lane's requests. */
 const PREFIX = "toolgate:";
 
@@ -65,8 +68,16 @@ export function openRequestLane(transport: Transport): RequestLane | undefined {
     p.signal?.removeEventListener("abort", p.onAbort);
     return p;
   };
+  /** `transport.send`, whether it rejects or throws. */
+  const send = (message: Parameters<Transport["send"]>[0]): Promise<void> => {
+    try {
+      return transport.send(message);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  };
   const cancelUpstream = (id: string, reason: string): void => {
-    transport.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason } }).catch(() => undefined);
+    send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: id, reason } }).catch(() => undefined);
   };
 
   transport.onmessage = (message, extra) => {
@@ -105,13 +116,13 @@ export function openRequestLane(transport: Transport): RequestLane | undefined {
           if (finish(id) === undefined) return;
           cancelUpstream(id, "timeout");
           reject(new UpstreamError("timeout", "upstream did not answer in time"));
-        }, timeoutMs);
+        }, Math.min(timeoutMs, MAX_TIMER_MS));
         pending.set(id, { resolve, reject, timer, signal, onAbort });
         if (signal !== undefined) signal.addEventListener("abort", onAbort);
         else (abort as AbortSource)(aborted); // may call `aborted` at once: then nothing is sent
         if (!pending.has(id)) return;
         sent = true;
-        transport.send({ jsonrpc: "2.0", id, method: "tools/call", params }).catch(() => {
+        send({ jsonrpc: "2.0", id, method: "tools/call", params }).catch(() => {
           finish(id)?.reject(new UpstreamError("closed", "upstream transport failed during the call"));
         });
       });

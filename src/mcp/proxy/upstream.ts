@@ -59,6 +59,9 @@ export interface Upstream {
 
 const LooseResult = z.object({}).loose();
 
+/** The longest delay `setTimeout` takes; a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** A fresh connection: its tool list, its client and the calls' lane. */
 type Connected = SdkTool[] & { client: Client; lane: RequestLane | undefined };
 
@@ -223,8 +226,10 @@ export function createUpstream(spec: UpstreamSpec, options: UpstreamOptions = {}
       if (c === undefined || state !== "up") throw new UpstreamError("unavailable", "upstream is not connected", Math.max(1, nextAttemptAt - Date.now()));
       const params: Record<string, unknown> = { name, arguments: args };
       if (meta !== undefined && Object.keys(meta).length > 0) params._meta = meta;
-      if (lane !== undefined) return lane.call(params, signal, timeoutMs + 1_000);
-      return callThroughClient(c, params, typeof signal === "function" ? signalOf(signal) : signal, timeoutMs);
+      // A second or so past the gate's own timeout: the gate decides; this only stops an orphaned wait.
+      const waitMs = Math.min(timeoutMs + 1_000, MAX_TIMER_MS);
+      if (lane !== undefined) return lane.call(params, signal, waitMs);
+      return callThroughClient(c, params, typeof signal === "function" ? signalOf(signal) : signal, waitMs);
     },
     async close() {
       state = "closed";
@@ -239,9 +244,9 @@ export function createUpstream(spec: UpstreamSpec, options: UpstreamOptions = {}
 }
 
 /** A call through the SDK client: the path when the lane could not be opened. */
-async function callThroughClient(c: Client, params: Record<string, unknown>, signal: AbortSignal, timeoutMs: number): Promise<Record<string, unknown>> {
+async function callThroughClient(c: Client, params: Record<string, unknown>, signal: AbortSignal, waitMs: number): Promise<Record<string, unknown>> {
   try {
-    return await c.request({ method: "tools/call", params }, LooseResult, { signal, timeout: timeoutMs + 1_000 });
+    return await c.request({ method: "tools/call", params }, LooseResult, { signal, timeout: waitMs });
   } catch (e) {
     if (e instanceof McpError) {
       if (e.code === ErrorCode.ConnectionClosed) throw new UpstreamError("closed", "upstream connection closed during the call");
