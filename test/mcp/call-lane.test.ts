@@ -9,7 +9,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { CancelledNotificationSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { createGate, defineTool } from "../../src/index.js";
-import { createMcpServer, fromCallToolResult } from "../../src/mcp/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { createMcpServer, fromCallToolResult, serveHttp } from "../../src/mcp/index.js";
 import { until } from "./proxy-helpers.js";
 
 function slowGate() {
@@ -136,6 +137,28 @@ describe("tools/call lane", () => {
     expect(got[0]).toMatchObject({ id: 5, error: { code: expect.any(Number) } });
     expect(started).toEqual([]);
     await server.close();
+  });
+
+  it("over Streamable HTTP: answers reach their own request, a cancel aborts the tool, the session goes on", async () => {
+    const { gate, aborted, started } = slowGate();
+    const http = await serveHttp(() => createMcpServer(gate, { name: "t", version: "1" }), { port: 0 });
+    const client = new Client({ name: "lane-http", version: "1" });
+    try {
+      await client.connect(new StreamableHTTPClientTransport(http.url));
+      const many = await Promise.all([30, 1, 20, 5, 10].map((ms) => client.callTool({ name: "wait", arguments: { ms } })));
+      expect(many.map((r) => (fromCallToolResult(r) as { data?: { waited: number } }).data?.waited)).toEqual([30, 1, 20, 5, 10]);
+      const stop = new AbortController();
+      const cancelled = client.callTool({ name: "wait", arguments: { ms: 5_000 } }, undefined, { signal: stop.signal });
+      await until(() => started.length === 6);
+      stop.abort("stop");
+      await expect(cancelled).rejects.toBeDefined();
+      await until(() => aborted.length === 1);
+      expect(aborted[0]).toBe(started[5]);
+      expect(fromCallToolResult(await client.callTool({ name: "wait", arguments: { ms: 1 } }))).toMatchObject({ ok: true });
+    } finally {
+      await client.close();
+      await http.close();
+    }
   });
 
   it("a tools/call delivered while the transport starts takes the SDK path, with the same answer", async () => {
