@@ -7,11 +7,17 @@
  * A tool that reads `ctx.signal` pays for Node's AbortSignal (about 2.4 µs to create one on
  * Node 20, more than the whole bare path); that row is printed separately so the price of
  * cancellation is visible rather than hidden in the gate's ratio.
+ *
+ * A last table measures a floor: the gate's compiled fast paths in and out, one promise, the two
+ * clock reads `durationMs` needs and the envelope — and nothing else (no timeout, context, policy,
+ * call scope). Any gate that answers with this envelope pays at least that much on this machine.
  */
 import { createGate, defineTool, type CallRecord } from "../src/index.js";
 import { createFakeOrders } from "../examples/orders/index.js";
 import { GetOrderInput, GetOrderOutput } from "../examples/orders/schemas.js";
 import { compare, printTable, verdict } from "./harness.js";
+import { compileFastInput, compileFastOutput, NO } from "../src/fast-path.js";
+import { compileLimits, DEFAULT_LIMITS } from "../src/harden.js";
 
 export default async function run(): Promise<void> {
   const service = createFakeOrders();
@@ -59,6 +65,28 @@ export default async function run(): Promise<void> {
     "gate.call, tool reads ctx.signal": () => withSignal.call("get_order", valid),
   });
   printTable("valid path, other forms (no target)", otherRows, "bare (safeParse, execute, safeParse)");
+
+  const fastIn = compileFastInput(GetOrderInput, compileLimits(DEFAULT_LIMITS));
+  const fastOut = compileFastOutput(GetOrderOutput);
+  if (fastIn === undefined || fastOut === undefined) throw new Error("bench setup: the example's schemas have no fast path");
+  let n = 0;
+  const floor = (args: unknown): Promise<unknown> => {
+    const t0 = performance.now();
+    const input = fastIn(args) as { customerId: string; includeHistory: boolean } | typeof NO;
+    if (input === NO) return Promise.resolve({ ok: false });
+    const callId = `floor_${(n++).toString(36)}`;
+    return execute(input).then((out) => {
+      const data = fastOut(out);
+      const durationMs = Math.round((performance.now() - t0) * 1000) / 1000;
+      return data === NO ? { ok: false } : { ok: true, data, meta: { tool: "get_order", version: "1.0.0", callId, attempts: 1, durationMs } };
+    });
+  };
+  const floorRows = await compare({
+    "bare (safeParse, execute, safeParse)": () => bare(valid),
+    "floor: fast paths, clocks, envelope": () => floor(valid),
+    "gate.call, no hooks": () => gate.call("get_order", valid),
+  });
+  printTable("valid path, against a floor (no target)", floorRows, "bare (safeParse, execute, safeParse)");
   const invalidRows = await compare({
     "bare (safeParse, execute, safeParse)": () => bare(invalid),
     "gate.call, no hooks": () => gate.call("get_order", invalid),
