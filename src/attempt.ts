@@ -202,29 +202,32 @@ class AttemptRun implements ToolContext, DeadlineTarget {
     this.#controller?.abort(reason);
     const hook = this.#onAbort;
     this.#onAbort = undefined;
-    if (hook !== undefined) {
-      try {
-        hook(reason);
-      } catch {
-        // a hook's failure changes nothing: the attempt has already ended
-      }
-    }
+    if (hook !== undefined) callAbortHook(hook, reason);
   }
   /** See {@link onAttemptAbort}. */
   setAbortHook(hook: (reason: unknown) => void): void {
-    if (!this.#aborted) {
-      this.#onAbort = hook;
-      return;
-    }
-    try {
-      hook(this.#abortReason);
-    } catch {
-      // as in #abort: the attempt has already ended
-    }
+    if (this.#aborted) callAbortHook(hook, this.#abortReason);
+    else this.#onAbort = hook;
   }
 }
 
-/** Calls `onAbort` once when the attempt aborts (timeout or the caller's signal). */
+function callAbortHook(hook: (reason: unknown) => void, reason: unknown): void {
+  try {
+    hook(reason);
+  } catch {
+    // a hook's failure changes nothing: the attempt has already ended
+  }
+}
+
+/**
+ * Registers one callback, called once when the work it guards is aborted: the cheap alternative
+ * to an AbortSignal that `createUpstream().call` (toolgate/mcp) also takes.
+ * @example
+ * let abort: ((reason: unknown) => void) | undefined;
+ * const source: AbortSource = (onAbort) => void (abort = onAbort);
+ * const answer = upstream.call("echo", { text: "hi" }, undefined, source, 5_000);
+ * abort?.("the user stopped"); // answer rejects with "the user stopped"; the upstream is told to cancel
+ */
 export type AbortSource = (onAbort: (reason: unknown) => void) => void;
 
 /**

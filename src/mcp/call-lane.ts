@@ -24,6 +24,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, type JSONRPCMessage, type MessageExtraInfo, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
+import { isRecord } from "./_record.js";
 
 /** What a call's answer knows of its request, besides `params`. */
 export interface CallRequestInfo {
@@ -40,8 +41,6 @@ export interface CallRequestInfo {
 
 /** Answers one `tools/call`: resolves to its result, rejects with a JSON-RPC error (`code`, `message`, `data`). */
 export type CallAnswer = (params: unknown, info: CallRequestInfo) => Promise<Record<string, unknown>>;
-
-type Message = Record<string, unknown>;
 
 /** Idle controllers kept per connection: enough for the calls one client usually has in flight. */
 const POOL_SIZE = 32;
@@ -61,10 +60,6 @@ export class LaneServer extends Server {
   }
 }
 
-function isMessage(m: unknown): m is Message {
-  return typeof m === "object" && m !== null;
-}
-
 function isRequestId(v: unknown): v is RequestId {
   return typeof v === "string" || typeof v === "number";
 }
@@ -81,7 +76,7 @@ function openLane(transport: Transport, answer: CallAnswer, onerror: (e: Error) 
   const idle: AbortController[] = [];
   let closed = false;
 
-  const serve = (m: Message, id: RequestId, extra: MessageExtraInfo | undefined): void => {
+  const serve = (m: Record<string, unknown>, id: RequestId, extra: MessageExtraInfo | undefined): void => {
     const controller = idle.pop() ?? new AbortController();
     inFlight.set(id, controller);
     const info: CallRequestInfo = { id, sessionId: transport.sessionId, authInfo: extra?.authInfo, signal: controller.signal };
@@ -114,10 +109,10 @@ function openLane(transport: Transport, answer: CallAnswer, onerror: (e: Error) 
 
   transport.onmessage = (message, extra) => {
     const m: unknown = message;
-    if (isMessage(m) && m.jsonrpc === "2.0") {
+    if (isRecord(m) && m.jsonrpc === "2.0") {
       // A task-augmented call (params.task) is the SDK's to refuse or run, as without the lane.
-      if (m.method === "tools/call" && isRequestId(m.id) && !(isMessage(m.params) && m.params.task !== undefined)) return serve(m, m.id, extra);
-      if (m.method === "notifications/cancelled" && isMessage(m.params) && isRequestId(m.params.requestId)) {
+      if (m.method === "tools/call" && isRequestId(m.id) && !(isRecord(m.params) && m.params.task !== undefined)) return serve(m, m.id, extra);
+      if (m.method === "notifications/cancelled" && isRecord(m.params) && isRequestId(m.params.requestId)) {
         const controller = inFlight.get(m.params.requestId);
         if (controller !== undefined) {
           inFlight.delete(m.params.requestId);
@@ -139,7 +134,7 @@ function openLane(transport: Transport, answer: CallAnswer, onerror: (e: Error) 
 
 /** A JSON-RPC error object from what `answer` threw, as the SDK builds it. */
 function errorOf(e: unknown): { code: number; message: string; data?: unknown } {
-  const o = isMessage(e) ? e : {};
+  const o = isRecord(e) ? e : {};
   const code = Number.isSafeInteger(o.code) ? (o.code as number) : ErrorCode.InternalError;
   const message = typeof o.message === "string" ? o.message : "Internal error";
   return o.data !== undefined ? { code, message, data: o.data } : { code, message };

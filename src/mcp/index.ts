@@ -30,6 +30,7 @@ export { loadProxyConfig, parseProxyConfig } from "./proxy/config.js";
 export type { ProxyConfig, ToolPolicy } from "./proxy/config.js";
 export { UpstreamError, createUpstream } from "./proxy/upstream.js";
 export type { Upstream, UpstreamOptions, UpstreamSpec } from "./proxy/upstream.js";
+export type { AbortSource } from "../attempt.js";
 export { canonicalJson, checkPin, hashTool, readLock, writeLock } from "./proxy/pin.js";
 export type { LockFile, PinVerdict, PinnedShape } from "./proxy/pin.js";
 export { ajvIssues, ajvStandardSchema, createAjvCompilers } from "./proxy/ajv.js";

@@ -6,6 +6,7 @@
  */
 import type { CallMeta, ToolFailure, ToolResult, ToolSuccess } from "../result.js";
 import { TOOL_ERROR_CODES } from "../result.js";
+import { isRecord } from "./_record.js";
 
 /** `_meta` key that carries the whole failure envelope of a failed call. */
 export const RESULT_META_KEY = "toolgate/result";
@@ -23,10 +24,6 @@ export interface McpToolResult {
   structuredContent?: Record<string, unknown>;
   isError?: boolean;
   _meta?: Record<string, unknown>;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 /**

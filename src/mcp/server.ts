@@ -16,6 +16,7 @@ import { ToolgateConfigError } from "../errors.js";
 import { IDEMPOTENCY_META_KEY, RESULT_META_KEY, toCallToolResult, type McpToolResult } from "./result.js";
 import { toMcpTool, type McpTool } from "./listing.js";
 import { LaneServer, type CallAnswer } from "./call-lane.js";
+import { isRecord } from "./_record.js";
 
 /** What {@link McpServerOptions.principal} sees about the request. */
 export interface McpRequestInfo {
@@ -76,10 +77,6 @@ class ProtocolError extends Error {
   ) {
     super(message);
   }
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 /**

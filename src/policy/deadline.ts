@@ -19,6 +19,9 @@ export interface DeadlineHandle {
 
 type Timer = { unref?: () => unknown };
 
+/** The longest delay `setTimeout` takes, ms; a longer one fires at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** One deadline: a node of its queue's list, and its own cancel handle (no closure per call). */
 class Entry implements DeadlineHandle {
   next: Entry | undefined = undefined;
@@ -71,11 +74,17 @@ class DeadlineQueue {
       h = h.next;
       this.size--;
     }
+    this.front(h);
+    if (h !== undefined && this.size > 64 && this.size > 2 * this.live) this.sweep();
+  }
+
+  /** `h` is the new front of the list (undefined: the list is empty). */
+  private front(h: Entry | undefined): void {
     this.head = h;
     if (h === undefined) {
       this.tail = undefined;
       this.size = 0;
-    } else if (this.size > 64 && this.size > 2 * this.live) this.sweep();
+    }
   }
 
   /** Unlink every done entry (the head is live). */
@@ -99,8 +108,8 @@ class DeadlineQueue {
   }
 
   private arm(delay: number): void {
-    // setTimeout fires at once past 2^31-1 ms; a longer deadline re-arms when that much has passed.
-    this.timer = setTimeout(() => this.onTimer(), Math.min(2 ** 31 - 1, Math.max(1, delay))) as unknown as Timer;
+    // A deadline further away than setTimeout can wait re-arms when that much has passed.
+    this.timer = setTimeout(() => this.onTimer(), Math.min(MAX_TIMER_MS, Math.max(1, delay))) as unknown as Timer;
     this.timer.unref?.();
   }
 
@@ -123,11 +132,8 @@ class DeadlineQueue {
       h = h.next;
       this.size--;
     }
-    this.head = h;
-    if (h === undefined) {
-      this.tail = undefined;
-      this.size = 0;
-    } else this.arm(h.deadline - now);
+    this.front(h);
+    if (h !== undefined) this.arm(h.deadline - now);
   }
 }
 

@@ -242,9 +242,10 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
     const success = (data: unknown, meta: CallMeta): McpToolResult => {
       const r = data as Record<string, unknown>;
       // The upstream's own _meta passes through, except keys in toolgate's namespace (no spoofed envelopes).
-      if (typeof r._meta !== "object" || r._meta === null) return { ...r, content: r.content as McpToolResult["content"], _meta: { [CALL_META_KEY]: meta } };
       const upstreamMeta: Record<string, unknown> = {};
-      for (const [k, v] of Object.entries(r._meta)) if (!k.startsWith("toolgate/")) upstreamMeta[k] = v;
+      if (typeof r._meta === "object" && r._meta !== null) {
+        for (const [k, v] of Object.entries(r._meta)) if (!k.startsWith("toolgate/")) upstreamMeta[k] = v;
+      }
       return { ...r, content: r.content as McpToolResult["content"], _meta: { ...upstreamMeta, [CALL_META_KEY]: meta } };
     };
     const info = { name: options.name ?? "toolgate-proxy", version: options.version ?? "0.0.0" };

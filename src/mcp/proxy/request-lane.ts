@@ -15,6 +15,8 @@
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import type { AbortSource } from "../../attempt.js";
+import { MAX_TIMER_MS } from "../../policy/deadline.js";
+import { isRecord } from "../_record.js";
 import { UpstreamError } from "./upstream-error.js";
 
 /** Sends `tools/call` requests on one connected transport. */
@@ -35,15 +37,6 @@ interface Pending {
   readonly signal: AbortSignal | undefined;
   readonly onAbort: () => void;
 }
-
-type Message = Record<string, unknown>;
-
-function isMessage(m: unknown): m is Message {
-  return typeof m === "object" && m !== null && !Array.isArray(m);
-}
-
-/** The longest delay `setTimeout` takes; a longer one fires at once. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** The id prefix of the lane's requests. */
 const PREFIX = "toolgate:";
@@ -82,11 +75,11 @@ export function openRequestLane(transport: Transport): RequestLane | undefined {
 
   transport.onmessage = (message, extra) => {
     const m: unknown = message;
-    if (isMessage(m) && typeof m.id === "string" && m.id.startsWith(PREFIX) && m.method === undefined) {
+    if (isRecord(m) && typeof m.id === "string" && m.id.startsWith(PREFIX) && m.method === undefined) {
       const p = finish(m.id);
       if (p === undefined) return; // an answer after a timeout or a cancel: nobody waits for it
-      if (isMessage(m.error)) return p.reject(errorAnswer(m.error.code));
-      if (isMessage(m.result)) return p.resolve(m.result);
+      if (isRecord(m.error)) return p.reject(errorAnswer(m.error.code));
+      if (isRecord(m.result)) return p.resolve(m.result);
       return p.reject(new UpstreamError("protocol", "upstream answered a result that is not an object"));
     }
     sdk(message, extra);

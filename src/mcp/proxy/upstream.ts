@@ -13,6 +13,7 @@ import { z } from "zod";
 import { UpstreamError } from "./upstream-error.js";
 import { openRequestLane, type RequestLane } from "./request-lane.js";
 import type { AbortSource } from "../../attempt.js";
+import { MAX_TIMER_MS } from "../../policy/deadline.js";
 
 export { UpstreamError };
 
@@ -58,9 +59,6 @@ export interface Upstream {
 }
 
 const LooseResult = z.object({}).loose();
-
-/** The longest delay `setTimeout` takes; a longer one fires at once. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** A fresh connection: its tool list, its client and the calls' lane. */
 type Connected = SdkTool[] & { client: Client; lane: RequestLane | undefined };
