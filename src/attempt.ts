@@ -5,7 +5,7 @@
  */
 import type { AnyTool, Principal, ToolContext } from "./tool.js";
 import type { EffectRef } from "./result.js";
-import { scheduleDeadline, type DeadlineHandle, type DeadlineTarget } from "./policy/deadline.js";
+import { armDeadline, cancelDeadline, Deadline } from "./policy/deadline.js";
 import { isPromiseLike } from "./standard.js";
 
 /** What one attempt produced. */
@@ -104,23 +104,24 @@ function flushListeners(): void {
 /**
  * One execution: the context the tool sees, and the settling of the attempt (value, throw,
  * timeout, caller's abort — whichever comes first). The AbortController is created only if the
- * tool reads `signal`. It is its own deadline target (no closure per attempt); the caller's signal
+ * tool reads `signal`. It is its own deadline (a node of the deadline queue: nothing allocated per attempt); the caller's signal
  * reaches it through one shared listener per signal ({@link watch}).
  */
-class AttemptRun implements ToolContext, DeadlineTarget {
+class AttemptRun extends Deadline implements ToolContext {
   #controller: AbortController | undefined;
   #onAbort: ((reason: unknown) => void) | undefined;
   #abortReason: unknown;
   #aborted = false;
   #settled = false;
   #listening = false;
-  #deadline: DeadlineHandle | undefined;
   constructor(
     private readonly scope: CallScope,
     readonly attempt: number,
     private readonly timeoutMs: number,
     private readonly done: (r: AttemptResult) => void,
-  ) {}
+  ) {
+    super();
+  }
   get signal(): AbortSignal {
     if (this.#controller === undefined) {
       this.#controller = new AbortController();
@@ -154,7 +155,7 @@ class AttemptRun implements ToolContext, DeadlineTarget {
         return false;
       }
     }
-    this.#deadline = scheduleDeadline(this.timeoutMs, this, now);
+    armDeadline(this, this.timeoutMs, now);
     return true;
   }
   /** After the tool was invoked: listen to the caller (soon) if the attempt is still running. */
@@ -173,7 +174,7 @@ class AttemptRun implements ToolContext, DeadlineTarget {
   settle(r: AttemptResult): void {
     if (this.#settled) return;
     this.#settled = true;
-    this.#deadline?.cancel();
+    cancelDeadline(this);
     this.#unlisten();
     this.done(r);
   }
@@ -181,7 +182,7 @@ class AttemptRun implements ToolContext, DeadlineTarget {
     if (this.#listening) unwatch(this.scope.signal!, this);
   }
   /** The deadline passed. */
-  onDeadline(): void {
+  override onDeadline(): void {
     if (this.#settled) return;
     this.#settled = true;
     this.#unlisten();
@@ -192,7 +193,7 @@ class AttemptRun implements ToolContext, DeadlineTarget {
   cancel(): void {
     if (this.#settled) return;
     this.#settled = true;
-    this.#deadline?.cancel();
+    cancelDeadline(this);
     this.#abort(this.scope.signal?.reason);
     this.done({ kind: "cancelled" });
   }

@@ -218,7 +218,7 @@ function claimed(
 ): ToolResult | Promise<ToolResult> {
   try {
     const claim = claimCall(call.g, rt, input, call.callId, meta, opts);
-    if (isPromiseLike(claim)) return claim.then((c) => executed(call, rt, input, c, undefined), internalError(call));
+    if (isPending(claim)) return claim.then((c) => executed(call, rt, input, c, undefined), internalError(call));
     return executed(call, rt, input, claim, now);
   } catch {
     return internalError(call)();
@@ -241,7 +241,7 @@ function executed(call: Call, rt: ToolRuntime, input: unknown, claim: ClaimedCal
 function checked(call: Call, rt: ToolRuntime, input: unknown, claim: GoAhead, exec: ExecOutcome): ToolResult | Promise<ToolResult> {
   try {
     const done = exec.ok ? verify(call.g, rt, input, exec.value) : { ok: false as const, failure: exec.failure };
-    if (isPromiseLike(done)) return done.then((d) => settled(call, claim, d, exec.attempts), internalError(call));
+    if (isPending(done)) return done.then((d) => settled(call, claim, d, exec.attempts), internalError(call));
     return settled(call, claim, done, exec.attempts);
   } catch {
     return internalError(call)();
@@ -252,7 +252,7 @@ function checked(call: Call, rt: ToolRuntime, input: unknown, claim: GoAhead, ex
 function settled(call: Call, claim: GoAhead, done: Done, attempts: number): ToolResult | Promise<ToolResult> {
   try {
     const s = settleCall(call.g, claim, done, attempts);
-    if (isPromiseLike(s)) return s.then((d) => finish(call, d, attempts), internalError(call));
+    if (isPending(s)) return s.then((d) => finish(call, d, attempts), internalError(call));
     return finish(call, s, attempts);
   } catch {
     return internalError(call)();
@@ -272,8 +272,17 @@ function internalError(call: Call): () => ToolResult {
   return () => finish(call, { ok: false, failure: _fail("FAILED", MSG.internal, false, call.tool?.effect === "write" ? "unknown" : "none") }, 0);
 }
 
+/**
+ * A step's own result still to come. Steps return either a value or a native promise of theirs
+ * (never a caller's thenable), so `instanceof` is exact here; and unlike a shared `.then` probe,
+ * whose inline cache sees every shape the library passes it, it stays cheap on the hot path.
+ */
+function isPending<T>(v: T | Promise<T>): v is Promise<T> {
+  return v instanceof Promise;
+}
+
 function asPromise(r: ToolResult | Promise<ToolResult>): Promise<ToolResult> {
-  return isPromiseLike(r) ? r : Promise.resolve(r);
+  return isPending(r) ? r : Promise.resolve(r);
 }
 
 /** Output validation and the business check; synchronous unless the schema or the check is async. */

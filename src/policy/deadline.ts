@@ -1,7 +1,8 @@
 /**
  * Cheap timeouts for the hot path. A `setTimeout` per call costs about as much as validating a
  * small payload; calls that share a timeout length finish roughly in order, so one queue per
- * length with one armed timer gives O(1) add and cancel. Uses the global timer functions at call
+ * length (a doubly linked list of the deadlines themselves) with one armed timer gives O(1) add
+ * and cancel, and no allocation for a deadline that an attempt carries itself. Uses the global timer functions at call
  * time, so fake timers in tests apply (with `performance` faked too, as vitest and Jest do by default). Timers are unref'd: a pending deadline never holds the
  * process open by itself (the work it guards does, through its own sockets and handles).
  * @module
@@ -22,89 +23,90 @@ type Timer = { unref?: () => unknown };
 /** The longest delay `setTimeout` takes, ms; a longer one fires at once. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
-/** One deadline: a node of its queue's list, and its own cancel handle (no closure per call). */
-class Entry implements DeadlineHandle {
-  next: Entry | undefined = undefined;
-  done = false;
-  constructor(
-    readonly deadline: number,
-    /** Dropped on cancel: a finished attempt is not kept alive by its deadline. */
-    public target: DeadlineTarget | undefined,
-    private readonly queue: DeadlineQueue,
-  ) {}
-  cancel(): void {
-    if (this.done) return;
-    this.done = true;
+/**
+ * A deadline that is its own node in its queue's list, so arming one allocates nothing: the
+ * attempt that a deadline guards extends this class. Unlinked when cancelled or fired, so a
+ * finished attempt is never kept alive by the queue.
+ */
+export abstract class Deadline {
+  /** @internal The queue's links, and when this deadline passes (`performance.now()` time). */
+  _prev: Deadline | undefined = undefined;
+  _next: Deadline | undefined = undefined;
+  _at = 0;
+  _queue: DeadlineQueue | undefined = undefined;
+
+  /** Called once when the deadline passes, unless cancelled first. */
+  abstract onDeadline(): void;
+}
+
+/**
+ * Fire `d.onDeadline()` `ms` after `now` (default: the current `performance.now()`). Arm an object
+ * once; while it is armed, a second call does nothing. Functions, not methods: a tool's context
+ * is a deadline, and its prototype should not offer the tool a way to disarm its own timeout.
+ */
+export function armDeadline(d: Deadline, ms: number, now: number = performance.now()): void {
+  if (d._queue === undefined) queueFor(ms).add(d, now);
+}
+
+/** Cancel `d`; nothing happens if it already fired or was cancelled (or never armed). */
+export function cancelDeadline(d: Deadline): void {
+  d._queue?.remove(d);
+}
+
+/** A deadline around a separate target (what {@link scheduleDeadline} returns). */
+class Entry extends Deadline implements DeadlineHandle {
+  constructor(private target: DeadlineTarget | undefined) {
+    super();
+  }
+  override onDeadline(): void {
+    const t = this.target;
     this.target = undefined;
-    this.queue.cancelled();
+    t?.onDeadline();
+  }
+  cancel(): void {
+    this.target = undefined;
+    cancelDeadline(this);
   }
 }
 
 /**
- * Deadlines of one length, in the order they were scheduled (which is the order they expire).
- * Finished entries leave from the front; when a long call holds the front, the finished ones
- * behind it are swept once they outnumber the live ones, so the list stays O(live) in length.
+ * Deadlines of one length, in the order they were armed (which is the order they expire): a
+ * doubly linked list, so cancelling any of them is O(1), and one armed timer for the front.
  */
 class DeadlineQueue {
-  private head: Entry | undefined;
-  private tail: Entry | undefined;
+  private head: Deadline | undefined;
+  private tail: Deadline | undefined;
   private timer: Timer | undefined;
-  /** Entries in the list, and how many of them are not done. */
-  private size = 0;
-  private live = 0;
+  /** Deadlines in the list. */
+  size = 0;
 
-  constructor(private readonly ms: number) {}
+  constructor(readonly ms: number) {}
 
-  add(target: DeadlineTarget, now: number): DeadlineHandle {
-    const entry = new Entry(now + this.ms, target, this);
-    if (this.tail === undefined) this.head = entry;
-    else this.tail.next = entry;
-    this.tail = entry;
+  add(d: Deadline, now: number): void {
+    d._at = now + this.ms;
+    d._queue = this;
+    const t = this.tail;
+    if (t === undefined) this.head = d;
+    else {
+      t._next = d;
+      d._prev = t;
+    }
+    this.tail = d;
     this.size++;
-    this.live++;
     if (this.timer === undefined) this.arm(this.ms);
-    return entry;
   }
 
-  /** An entry was cancelled: drop finished entries from the front, sweep the rest when they pile up. */
-  cancelled(): void {
-    this.live--;
-    let h = this.head;
-    while (h !== undefined && h.done) {
-      h = h.next;
-      this.size--;
-    }
-    this.front(h);
-    if (h !== undefined && this.size > 64 && this.size > 2 * this.live) this.sweep();
-  }
-
-  /** `h` is the new front of the list (undefined: the list is empty). */
-  private front(h: Entry | undefined): void {
-    this.head = h;
-    if (h === undefined) {
-      this.tail = undefined;
-      this.size = 0;
-    }
-  }
-
-  /** Unlink every done entry (the head is live). */
-  private sweep(): void {
-    let prev = this.head!;
-    let n = 1;
-    for (let e = prev.next; e !== undefined; e = e.next) {
-      if (e.done) continue;
-      prev.next = e;
-      prev = e;
-      n++;
-    }
-    prev.next = undefined;
-    this.tail = prev;
-    this.size = n;
-  }
-
-  /** Entries in the list (tests). */
-  get length(): number {
-    return this.size;
+  remove(d: Deadline): void {
+    const p = d._prev;
+    const n = d._next;
+    if (p === undefined) this.head = n;
+    else p._next = n;
+    if (n === undefined) this.tail = p;
+    else n._prev = p;
+    d._prev = undefined;
+    d._next = undefined;
+    d._queue = undefined;
+    this.size--;
   }
 
   private arm(delay: number): void {
@@ -114,34 +116,38 @@ class DeadlineQueue {
   }
 
   private onTimer(): void {
-    this.timer = undefined;
+    // `timer` stays set while the passed deadlines run, so one they add does not arm a second timer.
     const now = performance.now();
-    let h = this.head;
-    while (h !== undefined && (h.done || h.deadline <= now)) {
-      if (!h.done) {
-        h.done = true;
-        this.live--;
-        const target = h.target;
-        h.target = undefined;
-        try {
-          target?.onDeadline();
-        } catch {
-          // targets are internal and do not throw; never let one stop the queue
-        }
+    for (let h = this.head; h !== undefined && h._at <= now; h = this.head) {
+      this.remove(h);
+      try {
+        h.onDeadline();
+      } catch {
+        // the deadlines are internal and do not throw; never let one stop the queue
       }
-      h = h.next;
-      this.size--;
     }
-    this.front(h);
-    if (h !== undefined) this.arm(h.deadline - now);
+    this.timer = undefined;
+    if (this.head !== undefined) this.arm(this.head._at - performance.now());
   }
 }
 
 const queues = new Map<number, DeadlineQueue>();
+let last: DeadlineQueue | undefined;
 
-/** @internal Entries kept by the queue of `ms`-long deadlines (a test of the sweep). */
+function queueFor(ms: number): DeadlineQueue {
+  if (last !== undefined && last.ms === ms) return last;
+  let q = queues.get(ms);
+  if (q === undefined) {
+    q = new DeadlineQueue(ms);
+    queues.set(ms, q);
+  }
+  last = q;
+  return q;
+}
+
+/** @internal Deadlines waiting in the queue of `ms`-long deadlines (a test of the unlinking). */
 export function _queuedDeadlines(ms: number): number {
-  return queues.get(ms)?.length ?? 0;
+  return queues.get(ms)?.size ?? 0;
 }
 
 /**
@@ -150,12 +156,9 @@ export function _queuedDeadlines(ms: number): number {
  * passes its reading.
  */
 export function scheduleDeadline(ms: number, target: DeadlineTarget, now: number = performance.now()): DeadlineHandle {
-  let q = queues.get(ms);
-  if (q === undefined) {
-    q = new DeadlineQueue(ms);
-    queues.set(ms, q);
-  }
-  return q.add(target, now);
+  const e = new Entry(target);
+  armDeadline(e, ms, now);
+  return e;
 }
 
 /** Wait `ms` (or until `signal` aborts). Resolves true when the full wait elapsed. */
