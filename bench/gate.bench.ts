@@ -11,6 +11,9 @@
  * A last table measures a floor: the gate's compiled fast paths in and out, one promise, the two
  * clock reads `durationMs` needs and the envelope — and nothing else (no timeout, context, policy,
  * call scope). Any gate that answers with this envelope pays at least that much on this machine.
+ * A second floor adds what timing a call out takes at the least — a promise the deadline can
+ * settle before the tool does, and the deadline itself — which any gate that enforces a timeout
+ * pays too.
  */
 import { createGate, defineTool, type CallRecord } from "../src/index.js";
 import { createFakeOrders } from "../examples/orders/index.js";
@@ -18,6 +21,7 @@ import { GetOrderInput, GetOrderOutput } from "../examples/orders/schemas.js";
 import { compare, printTable, verdict } from "./harness.js";
 import { compileFastInput, compileFastOutput, NO } from "../src/fast-path.js";
 import { compileLimits, DEFAULT_LIMITS } from "../src/harden.js";
+import { armDeadline, cancelDeadline, Deadline } from "../src/policy/deadline.js";
 
 export default async function run(): Promise<void> {
   const service = createFakeOrders();
@@ -59,12 +63,6 @@ export default async function run(): Promise<void> {
     "gate.call, onCall hook": () => hooked.call("get_order", valid),
   });
   printTable("valid path (get_order)", validRows, "bare (safeParse, execute, safeParse)");
-  const otherRows = await compare({
-    "bare (safeParse, execute, safeParse)": () => bare(valid),
-    "gate.call, JSON text": () => gate.call("get_order", '{"customerId":"c_1"}'),
-    "gate.call, tool reads ctx.signal": () => withSignal.call("get_order", valid),
-  });
-  printTable("valid path, other forms (no target)", otherRows, "bare (safeParse, execute, safeParse)");
 
   const fastIn = compileFastInput(GetOrderInput, compileLimits(DEFAULT_LIMITS));
   const fastOut = compileFastOutput(GetOrderOutput);
@@ -81,9 +79,43 @@ export default async function run(): Promise<void> {
       return data === NO ? { ok: false } : { ok: true, data, meta: { tool: "get_order", version: "1.0.0", callId, attempts: 1, durationMs } };
     });
   };
+  // The same floor, able to time the call out: a promise the deadline can settle before the
+  // tool does, and a deadline armed and cancelled (the gate's own queue). Still no context,
+  // policy, call scope, caller signal or hooks.
+  class Timed extends Deadline {
+    constructor(readonly resolve: (r: unknown) => void) {
+      super();
+    }
+    override onDeadline(): void {
+      this.resolve({ ok: false, code: "RETRYABLE" });
+    }
+  }
+  const timedFloor = (args: unknown): Promise<unknown> => {
+    const t0 = performance.now();
+    const input = fastIn(args) as { customerId: string; includeHistory: boolean } | typeof NO;
+    if (input === NO) return Promise.resolve({ ok: false });
+    const callId = `floor_${(n++).toString(36)}`;
+    return new Promise((resolve) => {
+      const d = new Timed(resolve);
+      armDeadline(d, 30_000, t0);
+      execute(input).then(
+        (out) => {
+          cancelDeadline(d);
+          const data = fastOut(out);
+          const durationMs = Math.round((performance.now() - t0) * 1000) / 1000;
+          resolve(data === NO ? { ok: false } : { ok: true, data, meta: { tool: "get_order", version: "1.0.0", callId, attempts: 1, durationMs } });
+        },
+        () => {
+          cancelDeadline(d);
+          resolve({ ok: false });
+        },
+      );
+    });
+  };
   const floorRows = await compare({
     "bare (safeParse, execute, safeParse)": () => bare(valid),
     "floor: fast paths, clocks, envelope": () => floor(valid),
+    "floor + a timeout (promise, deadline)": () => timedFloor(valid),
     "gate.call, no hooks": () => gate.call("get_order", valid),
   });
   printTable("valid path, against a floor (no target)", floorRows, "bare (safeParse, execute, safeParse)");
@@ -99,6 +131,14 @@ export default async function run(): Promise<void> {
   verdict("valid: gate.call with onCall / bare", ratio(validRows, "gate.call, onCall hook"), 1.5);
   verdict("invalid: gate.call / bare", ratio(invalidRows, "gate.call, no hooks"), 1.2);
   if (seen === 0) throw new Error("the onCall hook never ran");
+
+  // Last: the ctx.signal row leaves AbortSignal garbage that would slow every table after it.
+  const otherRows = await compare({
+    "bare (safeParse, execute, safeParse)": () => bare(valid),
+    "gate.call, JSON text": () => gate.call("get_order", '{"customerId":"c_1"}'),
+    "gate.call, tool reads ctx.signal": () => withSignal.call("get_order", valid),
+  });
+  printTable("valid path, other forms (no target)", otherRows, "bare (safeParse, execute, safeParse)");
 
   // Memory: what a gate keeps after calls, each with a fresh AbortSignal (as MCP and HTTP requests
   // bring), awaited back to back without yielding to the event loop.
