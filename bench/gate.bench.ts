@@ -21,7 +21,7 @@ import { GetOrderInput, GetOrderOutput } from "../examples/orders/schemas.js";
 import { compare, printTable, verdict } from "./harness.js";
 import { compileFastInput, compileFastOutput, NO } from "../src/fast-path.js";
 import { compileLimits, DEFAULT_LIMITS } from "../src/harden.js";
-import { armDeadline, cancelDeadline, Deadline } from "../src/policy/deadline.js";
+import { scheduleDeadline } from "../src/policy/deadline.js";
 
 export default async function run(): Promise<void> {
   const service = createFakeOrders();
@@ -82,31 +82,22 @@ export default async function run(): Promise<void> {
   // The same floor, able to time the call out: a promise the deadline can settle before the
   // tool does, and a deadline armed and cancelled (the gate's own queue). Still no context,
   // policy, call scope, caller signal or hooks.
-  class Timed extends Deadline {
-    constructor(readonly resolve: (r: unknown) => void) {
-      super();
-    }
-    override onDeadline(): void {
-      this.resolve({ ok: false, code: "RETRYABLE" });
-    }
-  }
   const timedFloor = (args: unknown): Promise<unknown> => {
     const t0 = performance.now();
     const input = fastIn(args) as { customerId: string; includeHistory: boolean } | typeof NO;
     if (input === NO) return Promise.resolve({ ok: false });
     const callId = `floor_${(n++).toString(36)}`;
     return new Promise((resolve) => {
-      const d = new Timed(resolve);
-      armDeadline(d, 30_000, t0);
+      const d = scheduleDeadline(30_000, { onDeadline: () => resolve({ ok: false, code: "RETRYABLE" }) }, t0);
       execute(input).then(
         (out) => {
-          cancelDeadline(d);
+          d.cancel();
           const data = fastOut(out);
           const durationMs = Math.round((performance.now() - t0) * 1000) / 1000;
           resolve(data === NO ? { ok: false } : { ok: true, data, meta: { tool: "get_order", version: "1.0.0", callId, attempts: 1, durationMs } });
         },
         () => {
-          cancelDeadline(d);
+          d.cancel();
           resolve({ ok: false });
         },
       );

@@ -5,15 +5,19 @@
  */
 import type { AnyTool, Principal, ToolContext } from "./tool.js";
 import type { EffectRef } from "./result.js";
-import { armDeadline, cancelDeadline, Deadline } from "./policy/deadline.js";
+import { scheduleDeadline, type DeadlineHandle, type DeadlineTarget } from "./policy/deadline.js";
 import { isPromiseLike } from "./standard.js";
+import { unwatch, watch } from "./policy/caller-signal.js";
 
 /** What one attempt produced. */
 export type AttemptResult =
   | { readonly kind: "value"; readonly value: unknown }
   | { readonly kind: "threw"; readonly error: unknown }
-  | { readonly kind: "timeout" }
-  | { readonly kind: "cancelled" };
+  /** `running`: the tool's own promise, when it returned one — it may still be working. */
+  | { readonly kind: "timeout"; readonly running?: PromiseLike<unknown> }
+  | { readonly kind: "cancelled" }
+  /** The caller's signal had aborted before the tool was invoked: nothing ran. */
+  | { readonly kind: "unstarted" };
 
 /** The parts of the context that stay the same across attempts. */
 export interface CallScope {
@@ -52,43 +56,6 @@ function listenSoon(r: AttemptRun): void {
   waiting.push(r);
 }
 
-/**
- * One abort listener per caller signal, however many attempts share it (an agent turn's signal
- * over parallel tool calls): Node warns past 10 listeners on one signal, and each costs.
- */
-const watchers = new WeakMap<AbortSignal, Set<AttemptRun>>();
-
-function watch(signal: AbortSignal, r: AttemptRun): void {
-  let set = watchers.get(signal);
-  if (set === undefined) {
-    set = new Set();
-    watchers.set(signal, set);
-    signal.addEventListener("abort", onCallerAbort); // no options object: parsing one costs more than the listener
-  }
-  set.add(r);
-}
-
-function unwatch(signal: AbortSignal, r: AttemptRun): void {
-  const set = watchers.get(signal);
-  if (set === undefined || !set.delete(r) || set.size > 0) return;
-  watchers.delete(signal);
-  signal.removeEventListener("abort", onCallerAbort);
-}
-
-function onCallerAbort(this: AbortSignal): void {
-  const set = watchers.get(this);
-  if (set === undefined) return;
-  watchers.delete(this);
-  this.removeEventListener("abort", onCallerAbort);
-  for (const r of [...set]) {
-    try {
-      r.cancel();
-    } catch {
-      // cancel() does not throw (the attempt's own `done` never does); never let one stop the rest
-    }
-  }
-}
-
 function flushListeners(): void {
   const ready = waiting;
   waiting = [];
@@ -104,23 +71,33 @@ function flushListeners(): void {
 /**
  * One execution: the context the tool sees, and the settling of the attempt (value, throw,
  * timeout, caller's abort — whichever comes first). The AbortController is created only if the
- * tool reads `signal`. It is its own deadline (a node of the deadline queue: nothing allocated per attempt); the caller's signal
- * reaches it through one shared listener per signal ({@link watch}).
+ * tool reads `signal`. It is its own deadline target (no closure per attempt); the caller's signal
+ * reaches it through one shared listener per signal (src/policy/caller-signal.ts). This object is the tool's
+ * `ctx`: everything but `attempt` and the context's getters is `#private`, so a tool cannot reach
+ * the call's scope, the deadline queue or other calls through it.
  */
-class AttemptRun extends Deadline implements ToolContext {
+class AttemptRun implements ToolContext, DeadlineTarget {
   #controller: AbortController | undefined;
   #onAbort: ((reason: unknown) => void) | undefined;
   #abortReason: unknown;
   #aborted = false;
   #settled = false;
   #listening = false;
+  #deadline: DeadlineHandle | undefined;
+  /** The tool's promise while the attempt waits for it. */
+  #running: PromiseLike<unknown> | undefined;
+  readonly #scope: CallScope;
+  readonly #timeoutMs: number;
+  readonly #done: (r: AttemptResult) => void;
   constructor(
-    private readonly scope: CallScope,
+    scope: CallScope,
     readonly attempt: number,
-    private readonly timeoutMs: number,
-    private readonly done: (r: AttemptResult) => void,
+    timeoutMs: number,
+    done: (r: AttemptResult) => void,
   ) {
-    super();
+    this.#scope = scope;
+    this.#timeoutMs = timeoutMs;
+    this.#done = done;
   }
   get signal(): AbortSignal {
     if (this.#controller === undefined) {
@@ -130,42 +107,45 @@ class AttemptRun extends Deadline implements ToolContext {
     return this.#controller.signal;
   }
   get callId(): string {
-    return this.scope.callId;
+    return this.#scope.callId;
   }
   get meta(): Readonly<Record<string, unknown>> {
-    return this.scope.meta;
+    return this.#scope.meta;
   }
   get idempotencyKey(): string | undefined {
-    return this.scope.idempotencyKey;
+    return this.#scope.idempotencyKey;
   }
   get principal(): Principal | undefined {
-    return this.scope.principal;
+    return this.#scope.principal;
   }
   /** A function of its own, so `const { recordEffect } = ctx` works; made only when read. */
   get recordEffect(): (effect: EffectRef) => Promise<void> {
-    return (effect) => this.scope.recordEffect(effect);
+    return (effect) => this.#scope.recordEffect(effect);
   }
 
-  /** Arm the deadline; false (and cancelled) when the caller has already aborted. */
+  /** Arm the deadline; false (and reported "unstarted") when the caller has already aborted. */
   start(now: number | undefined): boolean {
-    const caller = this.scope.signal;
-    if (caller !== undefined) {
-      if (caller.aborted) {
-        this.cancel();
-        return false;
-      }
+    const caller = this.#scope.signal;
+    if (caller !== undefined && caller.aborted) {
+      this.#settled = true;
+      this.#done({ kind: "unstarted" });
+      return false;
     }
-    armDeadline(this, this.timeoutMs, now);
+    this.#deadline = scheduleDeadline(this.#timeoutMs, this, now);
     return true;
+  }
+  /** The tool returned a promise: kept until the attempt ends, for a state check after a timeout. */
+  track(out: PromiseLike<unknown>): void {
+    if (!this.#settled) this.#running = out;
   }
   /** After the tool was invoked: listen to the caller (soon) if the attempt is still running. */
   invoked(): void {
-    if (!this.#settled && this.scope.signal !== undefined) listenSoon(this);
+    if (!this.#settled && this.#scope.signal !== undefined) listenSoon(this);
   }
   /** Listen to the caller's signal, unless the attempt already ended (see {@link listenSoon}). */
   listen(): void {
     if (this.#settled) return;
-    const caller = this.scope.signal!;
+    const caller = this.#scope.signal!;
     if (caller.aborted) return this.cancel();
     watch(caller, this);
     this.#listening = true;
@@ -174,28 +154,29 @@ class AttemptRun extends Deadline implements ToolContext {
   settle(r: AttemptResult): void {
     if (this.#settled) return;
     this.#settled = true;
-    cancelDeadline(this);
+    this.#running = undefined;
+    this.#deadline?.cancel();
     this.#unlisten();
-    this.done(r);
+    this.#done(r);
   }
   #unlisten(): void {
-    if (this.#listening) unwatch(this.scope.signal!, this);
+    if (this.#listening) unwatch(this.#scope.signal!, this);
   }
   /** The deadline passed. */
-  override onDeadline(): void {
+  onDeadline(): void {
     if (this.#settled) return;
     this.#settled = true;
     this.#unlisten();
-    this.#abort(new AttemptTimeoutError(this.timeoutMs));
-    this.done({ kind: "timeout" });
+    this.#abort(new AttemptTimeoutError(this.#timeoutMs));
+    this.#done(this.#running === undefined ? { kind: "timeout" } : { kind: "timeout", running: this.#running });
   }
   /** The caller's signal aborted. */
   cancel(): void {
     if (this.#settled) return;
     this.#settled = true;
-    cancelDeadline(this);
-    this.#abort(this.scope.signal?.reason);
-    this.done({ kind: "cancelled" });
+    this.#deadline?.cancel();
+    this.#abort(this.#scope.signal?.reason);
+    this.#done({ kind: "cancelled" });
   }
   #abort(reason: unknown): void {
     this.#aborted = true;
@@ -288,6 +269,7 @@ function start(
   try {
     const out: unknown = fn.call(self, input as never, r);
     if (isPromiseLike(out)) {
+      r.track(out);
       out.then(
         (value) => r.settle({ kind: "value", value }),
         (error: unknown) => r.settle({ kind: "threw", error }),

@@ -10,6 +10,7 @@ import { runAttempt, startAttempt, type AttemptResult, type CallScope } from "./
 import { classifyError, type Classified } from "./policy/classify.js";
 import { fullJitter } from "./policy/backoff.js";
 import { sleep } from "./policy/deadline.js";
+import { untilSettled } from "./policy/caller-signal.js";
 import type { Breaker } from "./policy/breaker.js";
 import type { RetryBudget } from "./policy/budget.js";
 import { truncate, type Redactor } from "./redact.js";
@@ -105,7 +106,7 @@ export function failureFor(
   }
 }
 
-function outcomeName(r: AttemptResult, c: Classified | undefined): AttemptEvent["outcome"] {
+function outcomeName(r: Exclude<AttemptResult, { kind: "unstarted" }>, c: Classified | undefined): AttemptEvent["outcome"] {
   if (r.kind === "value") return "success";
   if (r.kind === "timeout" || r.kind === "cancelled") return r.kind;
   return c!.kind;
@@ -155,6 +156,22 @@ export function executeWithPolicy(
     }
     done(release(rt, outcome));
   });
+}
+
+/** True once the attempt's tool has stopped working (at once unless it timed out with a promise still pending). */
+async function stopped(r: AttemptResult, scope: CallScope, waitMs: number): Promise<boolean> {
+  if (r.kind !== "timeout" || r.running === undefined) return true;
+  const settled = Promise.resolve(r.running).then(
+    () => true,
+    () => true,
+  );
+  const v = await untilSettled(settled, scope.signal, waitMs);
+  return v === true;
+}
+
+/** Cancelled between attempts (or before the first): the effect is what the attempts so far left. */
+function cancelledAfter(last: Failure | undefined): Failure {
+  return _fail("FAILED", MSG.cancelled, false, last?.effect ?? "none");
 }
 
 /** The outcome if the attempt loop itself failed (it does not: it never rejects). */
@@ -216,16 +233,25 @@ async function attemptsFrom(
         started = env.onAttempt === undefined ? 0 : performance.now();
         r = await runAttempt(tool, input, scope, attempt, rt.timeoutMs);
       }
+      if (r.kind === "unstarted") {
+        // The caller had cancelled before this attempt could start: it is not an execution.
+        rt.breaker?.release();
+        return { ok: false, failure: cancelledAfter(last), attempts: attempt - 1 };
+      }
       const durationMs = env.onAttempt === undefined ? 0 : performance.now() - started;
       if (r.kind === "value") return succeeded(rt, scope, env, attempt, r.value, started);
       const c: Classified | undefined = r.kind === "threw" ? classifyError(r.error, tool.classify?.bind(tool)) : undefined;
       const kind = c?.kind ?? r.kind;
       if (kind === "transient" || kind === "timeout" || kind === "permanent") rt.breaker?.failure(Date.now());
-      else if (kind !== "cancelled") rt.breaker?.success(); // the service answered: it is up
+      else if (kind === "cancelled") rt.breaker?.release(); // no verdict on the service
+      else rt.breaker?.success(); // the service answered: it is up
       last = failureFor(c ?? { kind: r.kind as "timeout" | "cancelled" }, tool.effect, env.redact);
       let safe = !write || (tool.idempotentDownstream === true && scope.idempotencyKey !== undefined);
       let reconciled: ReconcileOutcome | undefined;
-      if (write && last.effect === "unknown" && kind !== "cancelled") {
+      // A state check is only trusted once the attempt it checks has stopped: a timed-out tool may
+      // still be writing. It gets the tool's timeout to stop after its abort; if it does not, the
+      // effect stays unknown and nothing is retried.
+      if (write && last.effect === "unknown" && kind !== "cancelled" && (await stopped(r, scope, rt.timeoutMs))) {
         reconciled = await reconcileWrite(tool, input, scope, attempt, rt.timeoutMs);
         if (reconciled?.status === "none") {
           last = failureFor(c ?? { kind: r.kind as "timeout" }, "read", env.redact); // certainly no effect
@@ -252,9 +278,7 @@ async function attemptsFrom(
       });
       if (reconciled?.status === "applied") return { ok: true, value: reconciled.output, attempts: attempt };
       if (backoffMs === undefined) return { ok: false, failure: last, attempts: attempt };
-      if (!(await sleep(backoffMs, scope.signal))) {
-        return { ok: false, failure: failureFor({ kind: "cancelled" }, tool.effect, env.redact), attempts: attempt };
-      }
+      if (!(await sleep(backoffMs, scope.signal))) return { ok: false, failure: cancelledAfter(last), attempts: attempt };
     }
     return { ok: false, failure: last ?? _fail("FAILED", MSG.failed, false, "none"), attempts: maxAttempts };
   } finally {

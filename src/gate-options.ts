@@ -27,6 +27,8 @@ export interface CallRequest {
   /** The validated input. */
   readonly input: unknown;
   readonly meta: Readonly<Record<string, unknown>>;
+  /** The caller's signal: when it aborts, the gate stops waiting for the decision (close a prompt on it). */
+  readonly signal: AbortSignal | undefined;
 }
 
 /** `authorize` answers `true`/`false`, or `{ allow, reason }` (the reason is shown, after redaction). */

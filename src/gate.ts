@@ -17,6 +17,7 @@ import { claimCall, settleCall, type ClaimedCall, type GoAhead, type StepDone } 
 import { classifyError } from "./policy/classify.js";
 import { isPromiseLike } from "./standard.js";
 import { isToolError } from "./errors.js";
+import { CANCELLED, TIMED_OUT, untilSettled } from "./policy/caller-signal.js";
 import { truncate } from "./redact.js";
 import type { ToolListing } from "./json-schema.js";
 
@@ -62,6 +63,9 @@ const MSG = {
   invalidOutput: "The tool returned a result that breaks its output contract",
   checkFailed: "The tool's business check failed",
   callOptions: "Invalid call options",
+  cancelled: "The call was cancelled before it ran; nothing was executed",
+  cancelledAfter: "The call was cancelled while its result was being checked; the tool had already run",
+  checkTimeout: "The tool's result could not be checked in time; the tool had already run",
   internal: "The call failed inside the gate",
 } as const;
 
@@ -98,17 +102,23 @@ const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 const NO_META: Readonly<Record<string, unknown>> = Object.freeze({});
 
 /** Resolve the tool and the call's identity; everything after this is the async pipeline. */
-function callTool(g: ResolvedGate, name: string, args: unknown, opts: CallOptions | undefined): Promise<ToolResult> {
+function callTool(g: ResolvedGate, name: string, args: unknown, given: CallOptions | undefined): Promise<ToolResult> {
   const t0 = performance.now();
-  const rt = typeof name === "string" ? g.runtimes.get(name) : undefined;
-  const shown = rt !== undefined ? rt.tool.name : typeof name === "string" && TOOL_NAME.test(name) ? g.redact(name) : "<invalid>";
-  if (opts !== undefined && !validOptions(opts)) {
-    const c: Call = { g, tool: rt?.tool, name: shown, callId: newCallId(), t0 };
-    return Promise.resolve(finish(c, { ok: false, failure: _fail("FAILED", MSG.callOptions, false, "none") }, 0));
+  try {
+    const rt = typeof name === "string" ? g.runtimes.get(name) : undefined;
+    const shown = rt !== undefined ? rt.tool.name : typeof name === "string" && TOOL_NAME.test(name) ? g.redact(name) : "<invalid>";
+    const opts = given === undefined ? undefined : readOptions(given);
+    if (opts === "invalid") {
+      const c: Call = { g, tool: rt?.tool, name: shown, callId: newCallId(), t0 };
+      return Promise.resolve(finish(c, { ok: false, failure: _fail("FAILED", MSG.callOptions, false, "none") }, 0));
+    }
+    const c: Call = { g, tool: rt?.tool, name: shown, callId: opts?.callId ?? newCallId(), t0 };
+    if (rt === undefined) return Promise.resolve(finish(c, { ok: false, failure: _fail("UNKNOWN_TOOL", MSG.unknownTool, false, "none") }, 0));
+    return pipeline(c, rt, args, opts);
+  } catch {
+    // never: every read of the caller's values is guarded; but gate.call must not throw
+    return Promise.resolve(finish({ g, tool: undefined, name: "<invalid>", callId: newCallId(), t0 }, { ok: false, failure: _fail("FAILED", MSG.internal, false, "none") }, 0));
   }
-  const c: Call = { g, tool: rt?.tool, name: shown, callId: opts?.callId ?? newCallId(), t0 };
-  if (rt === undefined) return Promise.resolve(finish(c, { ok: false, failure: _fail("UNKNOWN_TOOL", MSG.unknownTool, false, "none") }, 0));
-  return pipeline(c, rt, args, opts);
 }
 
 /*
@@ -144,7 +154,9 @@ function pipeline(call: Call, rt: ToolRuntime, args: unknown, opts: CallOptions 
 
     // 3. Validate input (continued in `validated`).
     const v = validate(rt.tool.input, split.input);
-    if (isPromiseLike(v)) return v.then((r) => validated(call, rt, split, r, opts, undefined), internalError(call));
+    if (isPromiseLike(v)) {
+      return untilSettled(v, opts?.signal).then((r) => (r === CANCELLED ? refuse(call, cancelledBefore()) : validated(call, rt, split, r, opts, undefined)), internalError(call));
+    }
     return asPromise(validated(call, rt, split, v, opts, call.t0));
   } catch {
     return Promise.resolve(internalError(call)());
@@ -195,11 +207,13 @@ function admitted(
   const tool = rt.tool;
   try {
     if (g.authorize !== undefined || (tool.approval !== undefined && tool.approval !== false)) {
-      const request: CallRequest = { tool: tool.name, version: tool.version, effect: tool.effect, callId: call.callId, principal: opts?.principal, input, meta };
-      return authorizeAndApprove(g, tool, request).then(
-        (refused) => (refused !== undefined ? refuse(call, refused) : claimed(call, rt, input, meta, opts, undefined)),
-        internalError(call),
-      );
+      const signal = opts?.signal;
+      const request: CallRequest = { tool: tool.name, version: tool.version, effect: tool.effect, callId: call.callId, principal: opts?.principal, input, meta, signal };
+      // A caller's cancel ends the wait for a decision (a person may never answer an approval).
+      return untilSettled(authorizeAndApprove(g, tool, request), signal).then((refused) => {
+        if (refused === CANCELLED) return refuse(call, cancelledBefore());
+        return refused !== undefined ? refuse(call, refused) : claimed(call, rt, input, meta, opts, undefined);
+      }, internalError(call));
     }
     return claimed(call, rt, input, meta, opts, now);
   } catch {
@@ -217,6 +231,8 @@ function claimed(
   now: number | undefined,
 ): ToolResult | Promise<ToolResult> {
   try {
+    // A call cancelled before it could run claims nothing and runs nothing.
+    if (opts?.signal?.aborted === true) return refuse(call, cancelledBefore());
     const claim = claimCall(call.g, rt, input, call.callId, meta, opts);
     if (isPending(claim)) return claim.then((c) => executed(call, rt, input, c, undefined), internalError(call));
     return executed(call, rt, input, claim, now);
@@ -241,7 +257,10 @@ function executed(call: Call, rt: ToolRuntime, input: unknown, claim: ClaimedCal
 function checked(call: Call, rt: ToolRuntime, input: unknown, claim: GoAhead, exec: ExecOutcome): ToolResult | Promise<ToolResult> {
   try {
     const done = exec.ok ? verify(call.g, rt, input, exec.value) : { ok: false as const, failure: exec.failure };
-    if (isPending(done)) return done.then((d) => settled(call, claim, d, exec.attempts), internalError(call));
+    if (isPending(done)) {
+      // An async output check or business check: bounded by the tool's timeout and the caller's cancel.
+      return untilSettled(done, claim.signal, rt.timeoutMs).then((d) => settled(call, claim, unfinishedCheck(rt.tool, d), exec.attempts), internalError(call));
+    }
     return settled(call, claim, done, exec.attempts);
   } catch {
     return internalError(call)();
@@ -257,6 +276,17 @@ function settled(call: Call, claim: GoAhead, done: Done, attempts: number): Tool
   } catch {
     return internalError(call)();
   }
+}
+
+function cancelledBefore(): Failure {
+  return _fail("FAILED", MSG.cancelled, false, "none");
+}
+
+/** The check's outcome, or the failure when it was cancelled or did not answer in time (the tool has run). */
+function unfinishedCheck(tool: AnyTool, d: Done | typeof CANCELLED | typeof TIMED_OUT): Done {
+  if (d !== CANCELLED && d !== TIMED_OUT) return d;
+  const effect = tool.effect === "write" ? "applied" : "none";
+  return { ok: false, failure: _fail("FAILED", d === CANCELLED ? MSG.cancelledAfter : MSG.checkTimeout, false, effect) };
 }
 
 function hardeningFailure(h: Hardened & { ok: false }): Failure {
@@ -309,15 +339,32 @@ function judged(g: ResolvedGate, tool: AnyTool, input: unknown, value: unknown, 
   });
 }
 
-function validOptions(o: CallOptions): boolean {
-  if (typeof o !== "object" || o === null) return false;
-  if (o.callId !== undefined && (typeof o.callId !== "string" || o.callId.length === 0 || o.callId.length > 256)) return false;
-  if (o.idempotencyKey !== undefined && (typeof o.idempotencyKey !== "string" || o.idempotencyKey.length === 0 || o.idempotencyKey.length > 256)) {
-    return false;
+/**
+ * The caller's options, each field read once (a getter or a Proxy cannot show the checks one
+ * value and the call another), checked, as a plain object; "invalid" when any is wrong or a read throws.
+ */
+function readOptions(o: unknown): CallOptions | "invalid" {
+  if (typeof o !== "object" || o === null) return "invalid";
+  let callId: unknown, idempotencyKey: unknown, principal: unknown, signal: unknown, principalId: unknown;
+  try {
+    ({ callId, idempotencyKey, principal, signal } = o as Record<string, unknown>);
+    if (typeof principal === "object" && principal !== null) {
+      principal = { ...principal }; // one read of each field: what authorize sees is what was checked
+      principalId = (principal as { id?: unknown }).id;
+    }
+  } catch {
+    return "invalid";
   }
-  if (o.principal !== undefined && (typeof o.principal !== "object" || o.principal === null || typeof o.principal.id !== "string")) return false;
-  if (o.signal !== undefined && !(o.signal instanceof AbortSignal)) return false;
-  return true;
+  const key = (v: unknown): boolean => v === undefined || (typeof v === "string" && v.length > 0 && v.length <= 256);
+  if (!key(callId) || !key(idempotencyKey)) return "invalid";
+  if (principal !== undefined && typeof principalId !== "string") return "invalid";
+  if (signal !== undefined && !(signal instanceof AbortSignal)) return "invalid";
+  const out: { -readonly [K in keyof CallOptions]: CallOptions[K] } = {};
+  if (callId !== undefined) out.callId = callId as string;
+  if (idempotencyKey !== undefined) out.idempotencyKey = idempotencyKey as string;
+  if (principal !== undefined) out.principal = principal as Principal;
+  if (signal !== undefined) out.signal = signal as AbortSignal;
+  return out;
 }
 
 /** Standard Schema validation, sync when the schema is; a throwing validator is reported, not thrown. */

@@ -96,9 +96,13 @@ export function parseText(text: string, limits: CompiledLimits): Hardened {
   }
 }
 
-/** The value half of {@link hardenText}, for what `JSON.parse` returned (kept, not copied). */
+/**
+ * The value half of {@link hardenText}, for what `JSON.parse` returned (kept, not copied). The
+ * size limit is not applied again: it held for the text's UTF-8 bytes, and the value estimate
+ * (8 per number) would refuse texts the limit allows.
+ */
 export function hardenParsed(value: unknown, limits: CompiledLimits): Hardened {
-  return hardenWalk(value, limits, false);
+  return hardenWalk(value, limits, false, Infinity);
 }
 
 interface Frame {
@@ -161,6 +165,8 @@ function scanText(text: string, maxDepth: number): Hardened | undefined {
 
 interface WalkState {
   size: number;
+  /** The size limit of the walk: Infinity for parsed text, whose bytes were counted already. */
+  readonly maxBytes: number;
   readonly limits: CompiledLimits;
   readonly ancestors: object[];
   /** Copy while walking (values from a caller); JSON.parse output is already plain and is kept. */
@@ -179,12 +185,12 @@ const FAIL: unique symbol = Symbol("toolgate.harden.fail");
  * the walk one value and the schema (or the tool) another. Proxies are refused outright.
  */
 export function hardenValue(value: unknown, limits: CompiledLimits): Hardened {
-  return hardenWalk(value, limits, true);
+  return hardenWalk(value, limits, true, limits.maxBytes);
 }
 
-function hardenWalk(value: unknown, limits: CompiledLimits, copy: boolean): Hardened {
+function hardenWalk(value: unknown, limits: CompiledLimits, copy: boolean, maxBytes: number): Hardened {
   if (value === undefined) return refused("limits", "", "non_json", MSG.nonJson);
-  const st: WalkState = { size: 0, limits, ancestors: [], copy, code: "non_json", message: MSG.nonJson, trail: undefined };
+  const st: WalkState = { size: 0, maxBytes, limits, ancestors: [], copy, code: "non_json", message: MSG.nonJson, trail: undefined };
   let out: unknown;
   try {
     out = walk(value, st);
@@ -207,12 +213,12 @@ function walk(v: unknown, st: WalkState): unknown {
   switch (typeof v) {
     case "string":
       st.size += v.length + 2;
-      if (st.size > st.limits.maxBytes) return stop(st, "too_large", MSG.tooLarge);
+      if (st.size > st.maxBytes) return stop(st, "too_large", MSG.tooLarge);
       if (!v.isWellFormed()) return stop(st, "lone_surrogate", MSG.surrogate);
       return v;
     case "number":
       st.size += 8;
-      if (st.size > st.limits.maxBytes) return stop(st, "too_large", MSG.tooLarge);
+      if (st.size > st.maxBytes) return stop(st, "too_large", MSG.tooLarge);
       if (!Number.isFinite(v)) return stop(st, "non_finite", MSG.nonFinite);
       if (!st.limits.allowUnsafeIntegers && !Number.isSafeInteger(v) && Number.isInteger(v)) {
         return stop(st, "unsafe_integer", MSG.unsafeInt);
@@ -220,12 +226,12 @@ function walk(v: unknown, st: WalkState): unknown {
       return v;
     case "boolean":
       st.size += 5;
-      if (st.size > st.limits.maxBytes) return stop(st, "too_large", MSG.tooLarge);
+      if (st.size > st.maxBytes) return stop(st, "too_large", MSG.tooLarge);
       return v;
     case "object": {
       if (v === null) {
         st.size += 4;
-        if (st.size > st.limits.maxBytes) return stop(st, "too_large", MSG.tooLarge);
+        if (st.size > st.maxBytes) return stop(st, "too_large", MSG.tooLarge);
         return null;
       }
       if (st.copy && isProxy(v)) return stop(st, "non_plain_object", MSG.nonPlain);
@@ -247,7 +253,7 @@ function walkArray(v: unknown[], st: WalkState): unknown {
   if (Object.getPrototypeOf(v) !== Array.prototype) return stop(st, "non_plain_object", MSG.nonPlain);
   const n = v.length;
   st.size += 2 + n;
-  if (st.size > st.limits.maxBytes) return stop(st, "too_large", MSG.tooLarge);
+  if (st.size > st.maxBytes) return stop(st, "too_large", MSG.tooLarge);
   const copy = st.copy;
   const out: unknown[] = copy ? new Array<unknown>(n) : v;
   for (let i = 0; i < n; i++) {
@@ -288,7 +294,7 @@ function walkObject(v: object, st: WalkState): unknown {
     }
     if (value === undefined) continue; // absent, as JSON.stringify would drop it
     st.size += key.length + 4;
-    if (st.size > st.limits.maxBytes) return stop(st, "too_large", MSG.tooLarge, key);
+    if (st.size > st.maxBytes) return stop(st, "too_large", MSG.tooLarge, key);
     const child = walk(value, st);
     if (child === FAIL) {
       (st.trail ??= []).push(key);

@@ -51,6 +51,7 @@ const MSG = {
   mismatch: "This idempotency key was already used with different arguments",
   abandoned: "An earlier call with this idempotency key ended with an unknown effect; check state before any retry",
   unreadable: "The stored result of this idempotency key could not be read",
+  partial: "The write failed after applying the listed effects; check them before any retry",
 } as const;
 
 const NO_EFFECTS: readonly EffectRef[] = Object.freeze([]);
@@ -94,11 +95,12 @@ async function claimInLedger(g: ResolvedGate, rt: ToolRuntime, input: unknown, c
   {
     const principal = c.opts?.principal?.id ?? null;
     const owner = randomUUID();
+    const id = randomUUID();
     try {
       outcome = await ledger.claim({
-        id: randomUUID(),
+        id,
         owner,
-        callId: c.callId,
+        callId: truncate(g.redact(c.callId), 256),
         tool: tool.name,
         version: tool.version,
         principal: principal === null ? null : truncate(g.redact(principal), 256),
@@ -109,6 +111,9 @@ async function claimInLedger(g: ResolvedGate, rt: ToolRuntime, input: unknown, c
       });
     } catch (e) {
       g.onHookError("ledger", e);
+      // The store may have committed the claim and lost only its answer: release it, or a retry
+      // would meet CONFLICT and then "unknown" for a call that never ran.
+      await releaseLostClaim(g, ledger, id, owner);
       return answer(_fail("RETRYABLE", MSG.ledgerDown, true, "none", { retryAfterMs: 1_000 }));
     }
     if (outcome.status === "completed") return { kind: "answer", done: replay(outcome.entry) };
@@ -118,6 +123,16 @@ async function claimInLedger(g: ResolvedGate, rt: ToolRuntime, input: unknown, c
       return { kind: "answer", done: withEffects({ ok: false, failure: _fail("FAILED", MSG.abandoned, false, "unknown") }, outcome.entry.effects) };
     }
     return goAhead(g, c, key, { ledger, id: outcome.entry.id, owner }, outcome);
+  }
+}
+
+/** Best effort: settle a claim whose answer was lost as "nothing ran", releasing its key. */
+async function releaseLostClaim(g: ResolvedGate, ledger: Ledger, id: string, owner: string): Promise<void> {
+  try {
+    const body = { ok: false, ..._fail("RETRYABLE", MSG.ledgerDown, true, "none") };
+    await ledger.settle(id, owner, { code: "RETRYABLE", effect: "none", result: JSON.stringify(body), attempts: 0, releaseKey: true });
+  } catch (e) {
+    g.onHookError("ledger", e); // most likely the store is down and the claim was never written
   }
 }
 
@@ -178,7 +193,9 @@ async function settleInLedger(g: ResolvedGate, t: Ticket, final: StepDone, attem
       effect: final.ok ? "applied" : final.failure.effect,
       result: JSON.stringify(_redactDeep(body, g.redact)),
       attempts,
-      releaseKey: !final.ok && final.failure.effect === "none" && final.failure.retryable,
+      // Nothing happened: there is no effect to protect, and a retry must be free to run (a
+      // cancel before the tool started, a refusal by the service, a transient failure).
+      releaseKey: !final.ok && final.failure.effect === "none",
     });
     if (!settled) g.onHookError("ledger", new Error("toolgate: the ledger claim was taken over before it settled"));
   } catch (e) {
@@ -191,7 +208,9 @@ async function settleInLedger(g: ResolvedGate, t: Ticket, final: StepDone, attem
 function withEffects(done: StepDone, effects: readonly EffectRef[]): StepDone {
   if (done.ok || effects.length === 0) return done;
   const { retryAfterMs: _drop, ...rest } = done.failure;
-  return { ok: false, failure: { ...rest, retryable: false, effect: "applied", effects: effects.map((e) => ({ ...e })) } };
+  // A message that said the effect is unknown would contradict `applied` (a service's own message stays).
+  const message = done.failure.effect === "unknown" ? MSG.partial : rest.message;
+  return { ok: false, failure: { ...rest, message, retryable: false, effect: "applied", effects: effects.map((e) => ({ ...e })) } };
 }
 
 /** The stored envelope, as this call's outcome. */

@@ -1,7 +1,8 @@
 /**
  * A per-tool circuit breaker: after `threshold` consecutive failures it opens and calls fail fast
  * with RETRYABLE and `retryAfterMs`; after `halfOpenAfterMs` one probe goes through, and its
- * outcome closes or reopens the circuit.
+ * outcome closes or reopens the circuit. A probe that ends without a verdict (the caller cancelled
+ * it) lets the next call probe instead.
  * @module
  */
 
@@ -24,6 +25,8 @@ export interface Breaker {
   admit(now: number): Admission;
   success(): void;
   failure(now: number): void;
+  /** The admitted attempt ended without a verdict on the service (cancelled, or never started): the next call may probe. */
+  release(): void;
   readonly state: BreakerState;
 }
 
@@ -63,6 +66,9 @@ export function createBreaker(o: BreakerOptions = {}, onChange?: (s: BreakerStat
       failures = 0;
       probing = false;
       set("closed");
+    },
+    release() {
+      probing = false;
     },
     failure(now) {
       probing = false;

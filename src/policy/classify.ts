@@ -40,7 +40,7 @@ function field(e: unknown, key: string): unknown {
 export function defaultClassify(error: unknown): Classified {
   if (isToolError(error)) {
     const c: { -readonly [K in keyof Classified]: Classified[K] } = { kind: error.kind, message: error.message };
-    if (error.retryAfterMs !== undefined) c.retryAfterMs = error.retryAfterMs;
+    if (validWait(error.retryAfterMs)) c.retryAfterMs = error.retryAfterMs;
     if (error.kind === "rejected") c.effect = error.effect;
     return c;
   }
@@ -58,6 +58,11 @@ export function defaultClassify(error: unknown): Classified {
 
 const KINDS = new Set<string>(["transient", "denied", "rejected", "permanent"]);
 
+/** A usable `retryAfterMs`: finite and not negative (NaN would disable retries and reach the envelope as null). */
+function validWait(ms: unknown): ms is number {
+  return typeof ms === "number" && Number.isFinite(ms) && ms >= 0;
+}
+
 /** Run the tool's classifier, then the default. Never throws: a throwing classifier means permanent. */
 export function classifyError(error: unknown, custom: ((e: unknown) => Classification) | undefined): Classified {
   if (isToolError(error) || custom === undefined) return defaultClassify(error);
@@ -71,7 +76,7 @@ export function classifyError(error: unknown, custom: ((e: unknown) => Classific
   if (typeof c === "string") return KINDS.has(c) ? { kind: c } : { kind: "permanent" };
   if (typeof c === "object" && c !== null && KINDS.has(c.kind)) {
     const ra = c.retryAfterMs;
-    return typeof ra === "number" && Number.isFinite(ra) && ra >= 0 ? { kind: c.kind, retryAfterMs: ra } : { kind: c.kind };
+    return validWait(ra) ? { kind: c.kind, retryAfterMs: ra } : { kind: c.kind };
   }
   return { kind: "permanent" };
 }

@@ -1,12 +1,12 @@
 /**
  * Cheap timeouts for the hot path. A `setTimeout` per call costs about as much as validating a
  * small payload; calls that share a timeout length finish roughly in order, so one queue per
- * length (a doubly linked list of the deadlines themselves) with one armed timer gives O(1) add
- * and cancel, and no allocation for a deadline that an attempt carries itself. Uses the global timer functions at call
+ * length (a doubly linked list) with one armed timer gives O(1) add and cancel. Uses the global timer functions at call
  * time, so fake timers in tests apply (with `performance` faked too, as vitest and Jest do by default). Timers are unref'd: a pending deadline never holds the
  * process open by itself (the work it guards does, through its own sockets and handles).
  * @module
  */
+import { unwatch, watch, type SignalWatcher } from "./caller-signal.js";
 
 /** What a deadline calls when it passes. */
 export interface DeadlineTarget {
@@ -24,48 +24,23 @@ type Timer = { unref?: () => unknown };
 export const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /**
- * A deadline that is its own node in its queue's list, so arming one allocates nothing: the
- * attempt that a deadline guards extends this class. Unlinked when cancelled or fired, so a
- * finished attempt is never kept alive by the queue.
+ * One deadline: a node of its queue's list, and its own cancel handle (no closure per call).
+ * A separate object from the work it guards: a tool's context must not lead to the queue, which
+ * links every call in flight with the same timeout length.
  */
-export abstract class Deadline {
-  /** @internal The queue's links, and when this deadline passes (`performance.now()` time). */
-  _prev: Deadline | undefined = undefined;
-  _next: Deadline | undefined = undefined;
-  _at = 0;
-  _queue: DeadlineQueue | undefined = undefined;
-
-  /** Called once when the deadline passes, unless cancelled first. */
-  abstract onDeadline(): void;
-}
-
-/**
- * Fire `d.onDeadline()` `ms` after `now` (default: the current `performance.now()`). Arm an object
- * once; while it is armed, a second call does nothing. Functions, not methods: a tool's context
- * is a deadline, and its prototype should not offer the tool a way to disarm its own timeout.
- */
-export function armDeadline(d: Deadline, ms: number, now: number = performance.now()): void {
-  if (d._queue === undefined) queueFor(ms).add(d, now);
-}
-
-/** Cancel `d`; nothing happens if it already fired or was cancelled (or never armed). */
-export function cancelDeadline(d: Deadline): void {
-  d._queue?.remove(d);
-}
-
-/** A deadline around a separate target (what {@link scheduleDeadline} returns). */
-class Entry extends Deadline implements DeadlineHandle {
-  constructor(private target: DeadlineTarget | undefined) {
-    super();
-  }
-  override onDeadline(): void {
-    const t = this.target;
-    this.target = undefined;
-    t?.onDeadline();
-  }
+class Entry implements DeadlineHandle {
+  prev: Entry | undefined = undefined;
+  next: Entry | undefined = undefined;
+  /** Set while the entry is in the list. */
+  queue: DeadlineQueue | undefined = undefined;
+  constructor(
+    readonly at: number,
+    /** Dropped on cancel: a finished attempt is not kept alive by its deadline. */
+    public target: DeadlineTarget | undefined,
+  ) {}
   cancel(): void {
     this.target = undefined;
-    cancelDeadline(this);
+    this.queue?.remove(this);
   }
 }
 
@@ -74,38 +49,39 @@ class Entry extends Deadline implements DeadlineHandle {
  * doubly linked list, so cancelling any of them is O(1), and one armed timer for the front.
  */
 class DeadlineQueue {
-  private head: Deadline | undefined;
-  private tail: Deadline | undefined;
+  private head: Entry | undefined;
+  private tail: Entry | undefined;
   private timer: Timer | undefined;
   /** Deadlines in the list. */
   size = 0;
 
   constructor(readonly ms: number) {}
 
-  add(d: Deadline, now: number): void {
-    d._at = now + this.ms;
-    d._queue = this;
+  add(target: DeadlineTarget, now: number): DeadlineHandle {
+    const d = new Entry(now + this.ms, target);
+    d.queue = this;
     const t = this.tail;
     if (t === undefined) this.head = d;
     else {
-      t._next = d;
-      d._prev = t;
+      t.next = d;
+      d.prev = t;
     }
     this.tail = d;
     this.size++;
     if (this.timer === undefined) this.arm(this.ms);
+    return d;
   }
 
-  remove(d: Deadline): void {
-    const p = d._prev;
-    const n = d._next;
+  remove(d: Entry): void {
+    const p = d.prev;
+    const n = d.next;
     if (p === undefined) this.head = n;
-    else p._next = n;
+    else p.next = n;
     if (n === undefined) this.tail = p;
-    else n._prev = p;
-    d._prev = undefined;
-    d._next = undefined;
-    d._queue = undefined;
+    else n.prev = p;
+    d.prev = undefined;
+    d.next = undefined;
+    d.queue = undefined;
     this.size--;
   }
 
@@ -118,16 +94,18 @@ class DeadlineQueue {
   private onTimer(): void {
     // `timer` stays set while the passed deadlines run, so one they add does not arm a second timer.
     const now = performance.now();
-    for (let h = this.head; h !== undefined && h._at <= now; h = this.head) {
+    for (let h = this.head; h !== undefined && h.at <= now; h = this.head) {
       this.remove(h);
+      const target = h.target;
+      h.target = undefined;
       try {
-        h.onDeadline();
+        target?.onDeadline();
       } catch {
         // the deadlines are internal and do not throw; never let one stop the queue
       }
     }
     this.timer = undefined;
-    if (this.head !== undefined) this.arm(this.head._at - performance.now());
+    if (this.head !== undefined) this.arm(this.head.at - performance.now());
   }
 }
 
@@ -156,24 +134,30 @@ export function _queuedDeadlines(ms: number): number {
  * passes its reading.
  */
 export function scheduleDeadline(ms: number, target: DeadlineTarget, now: number = performance.now()): DeadlineHandle {
-  const e = new Entry(target);
-  armDeadline(e, ms, now);
-  return e;
+  return queueFor(ms).add(target, now);
 }
 
-/** Wait `ms` (or until `signal` aborts). Resolves true when the full wait elapsed. */
+/**
+ * Wait `ms` (or until `signal` aborts). Resolves true when the full wait elapsed. Calls that back
+ * off on one signal share its one listener (src/policy/caller-signal.ts).
+ */
 export function sleep(ms: number, signal?: AbortSignal): Promise<boolean> {
   if (ms <= 0) return Promise.resolve(signal?.aborted !== true);
+  if (signal?.aborted === true) return Promise.resolve(false);
   return new Promise((resolve) => {
-    if (signal?.aborted === true) return resolve(false);
-    const onAbort = (): void => {
-      clearTimeout(t);
-      resolve(false);
+    const w: SignalWatcher = {
+      cancel: () => {
+        clearTimeout(t);
+        resolve(false);
+      },
     };
-    const t = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve(true);
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
+    const t = setTimeout(
+      () => {
+        if (signal !== undefined) unwatch(signal, w);
+        resolve(true);
+      },
+      Math.min(MAX_TIMER_MS, ms),
+    );
+    if (signal !== undefined) watch(signal, w);
   });
 }

@@ -1,0 +1,123 @@
+/**
+ * What the gate asks the ledger to keep: a key is kept only when something may have happened;
+ * a claim whose answer was lost is released; the stored call id is redacted; a failure after
+ * recorded effects says so.
+ */
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { createGate, defineTool, denied } from "../../src/index.js";
+import { memoryLedger } from "../../src/ledger/index.js";
+
+const base = { version: "1", description: "d", input: z.object({ amount: z.number() }), output: z.object({ id: z.string() }), effect: "write" } as const;
+
+describe("the gate and its ledger", () => {
+  it("a write the service denied (effect none) releases its key: after the fix, the same key runs", async () => {
+    let allowed = false;
+    let runs = 0;
+    const tool = defineTool({
+      ...base,
+      name: "pay",
+      execute: () => {
+        runs++;
+        if (!allowed) throw denied("credential expired");
+        return { id: "p1" };
+      },
+    });
+    const gate = createGate({ tools: [tool], ledger: memoryLedger() });
+    expect(await gate.call("pay", { amount: 1 }, { idempotencyKey: "k" })).toMatchObject({ ok: false, code: "DENIED", effect: "none" });
+    allowed = true;
+    const again = await gate.call("pay", { amount: 1 }, { idempotencyKey: "k" });
+    expect(again).toMatchObject({ ok: true, data: { id: "p1" } });
+    expect(again.meta.replayed).toBeUndefined();
+    expect(runs).toBe(2);
+  });
+
+  it("a claim committed whose answer was lost is released: a retry runs instead of meeting CONFLICT", async () => {
+    const ledger = memoryLedger();
+    const claim = ledger.claim.bind(ledger);
+    let lose = true;
+    ledger.claim = async (c) => {
+      const out = await claim(c);
+      if (lose) {
+        lose = false;
+        throw new Error("connection reset after COMMIT");
+      }
+      return out;
+    };
+    let runs = 0;
+    const tool = defineTool({ ...base, name: "pay", execute: () => ({ id: `p${++runs}` }) });
+    const errors: string[] = [];
+    const gate = createGate({ tools: [tool], ledger, onHookError: (hook) => void errors.push(hook) });
+    expect(await gate.call("pay", { amount: 1 }, { idempotencyKey: "k" })).toMatchObject({ ok: false, code: "RETRYABLE", effect: "none" });
+    expect(runs).toBe(0);
+    expect(await gate.call("pay", { amount: 1 }, { idempotencyKey: "k" })).toMatchObject({ ok: true, data: { id: "p1" } });
+    expect(errors).toEqual(["ledger"]);
+  });
+
+  it("the stored call id is redacted like every other stored text", async () => {
+    const ledger = memoryLedger();
+    const tool = defineTool({ ...base, name: "pay", execute: () => ({ id: "p1" }) });
+    const gate = createGate({ tools: [tool], ledger });
+    const callId = "Bearer abcdefghijklmnopqrstuvwxyz0123";
+    await gate.call("pay", { amount: 1 }, { idempotencyKey: "k", callId });
+    const rows = await ledger.list({});
+    expect(rows).toHaveLength(1);
+    expect(JSON.stringify(rows[0])).not.toContain("abcdefghijklmnopqrstuvwxyz0123");
+  });
+
+  it("a write that fails after recording effects says they applied (not 'unknown')", async () => {
+    const tool = defineTool({
+      ...base,
+      name: "pay",
+      execute: async (_i, ctx) => {
+        await ctx.recordEffect({ kind: "charge", ref: "ch_1" });
+        throw new Error("socket closed");
+      },
+    });
+    const gate = createGate({ tools: [tool] });
+    const r = await gate.call("pay", { amount: 1 });
+    expect(r).toMatchObject({ ok: false, code: "FAILED", effect: "applied", effects: [{ kind: "charge", ref: "ch_1" }] });
+    expect(r.ok ? "" : r.message).not.toMatch(/unknown/);
+    expect(r.ok ? "" : r.message).toMatch(/after applying the listed effects/);
+  });
+
+  it("after a timeout the state check waits for the timed-out attempt to stop: no second effect", async () => {
+    const rows: string[] = [];
+    let reconciles = 0;
+    const book = defineTool({
+      ...base,
+      name: "book",
+      timeoutMs: 30,
+      // a downstream that does not stop on abort (an HTTP POST already sent)
+      execute: async (_i, ctx) => {
+        await new Promise((r) => setTimeout(r, 60));
+        rows.push(`#${ctx.attempt}`);
+        return { id: `b${rows.length}` };
+      },
+      reconcile: async () => (reconciles++, rows.length > 0 ? { status: "applied", output: { id: "b1" } } : { status: "none" }),
+    });
+    const gate = createGate({ tools: [book], ledger: memoryLedger(), retry: { baseMs: 1, capMs: 2 } });
+    const r = await gate.call("book", { amount: 1 }, { idempotencyKey: "k" });
+    expect(r).toMatchObject({ ok: true, data: { id: "b1" } });
+    await new Promise((res) => setTimeout(res, 100));
+    expect(rows).toEqual(["#1"]);
+    expect(reconciles).toBe(1);
+  });
+
+  it("a timed-out attempt that does not stop within the tool's timeout: no state check, effect unknown, no retry", async () => {
+    let runs = 0;
+    let reconciles = 0;
+    const stuck = defineTool({
+      ...base,
+      name: "stuck",
+      timeoutMs: 20,
+      execute: () => (runs++, new Promise<{ id: string }>(() => {})),
+      reconcile: async () => (reconciles++, { status: "none" as const }),
+    });
+    const gate = createGate({ tools: [stuck], retry: { baseMs: 1, capMs: 2 } });
+    const r = await gate.call("stuck", { amount: 1 }, { idempotencyKey: "k" });
+    expect(r).toMatchObject({ ok: false, code: "FAILED", effect: "unknown", meta: { attempts: 1 } });
+    expect(runs).toBe(1);
+    expect(reconciles).toBe(0);
+  });
+});
