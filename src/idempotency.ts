@@ -113,7 +113,7 @@ async function claimInLedger(g: ResolvedGate, rt: ToolRuntime, input: unknown, c
       g.onHookError("ledger", e);
       // The store may have committed the claim and lost only its answer: release it, or a retry
       // would meet CONFLICT and then "unknown" for a call that never ran.
-      await releaseLostClaim(g, ledger, id, owner);
+      await releaseLostClaim(ledger, id, owner);
       return answer(_fail("RETRYABLE", MSG.ledgerDown, true, "none", { retryAfterMs: 1_000 }));
     }
     if (outcome.status === "completed") return { kind: "answer", done: replay(outcome.entry) };
@@ -127,12 +127,12 @@ async function claimInLedger(g: ResolvedGate, rt: ToolRuntime, input: unknown, c
 }
 
 /** Best effort: settle a claim whose answer was lost as "nothing ran", releasing its key. */
-async function releaseLostClaim(g: ResolvedGate, ledger: Ledger, id: string, owner: string): Promise<void> {
+async function releaseLostClaim(ledger: Ledger, id: string, owner: string): Promise<void> {
   try {
     const body = { ok: false, ..._fail("RETRYABLE", MSG.ledgerDown, true, "none") };
     await ledger.settle(id, owner, { code: "RETRYABLE", effect: "none", result: JSON.stringify(body), attempts: 0, releaseKey: true });
-  } catch (e) {
-    g.onHookError("ledger", e); // most likely the store is down and the claim was never written
+  } catch {
+    // most likely the store is down and the claim was never written; its failure is reported already
   }
 }
 

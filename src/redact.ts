@@ -29,6 +29,12 @@ export const DEFAULT_SECRET_PATTERNS: readonly RegExp[] = Object.freeze([
   /\b(?:api[_-]?key|secret|password|passwd|token)\s*[:=]\s*["']?[^\s"',;]{6,}/gi, // key=value
 ]);
 
+/**
+ * No default pattern matches fewer characters than this: the shortest is the `key=value` shape
+ * (`token=` and 6 characters). Below it only custom patterns could match.
+ */
+const DEFAULT_MIN_MATCH = 12;
+
 /** A function that scrubs secrets out of a string. */
 export type Redactor = (text: string) => string;
 
@@ -42,8 +48,11 @@ export function createRedactor(options: RedactOptions = {}): Redactor {
   const replacement = options.replacement ?? "[REDACTED]";
   const extra = (options.patterns ?? []).map((p) => (p.flags.includes("g") ? p : new RegExp(p.source, p.flags + "g")));
   const patterns = options.replaceDefaults === true ? extra : [...DEFAULT_SECRET_PATTERNS, ...extra];
+  // A string too short for any pattern is returned as is: only knowable for the defaults, never
+  // for custom patterns (a PIN or a short code may be a secret).
+  const minLength = extra.length === 0 ? DEFAULT_MIN_MATCH : 0;
   return (text: string): string => {
-    if (text.length < 8) return text;
+    if (text.length < minLength) return text;
     let out = text;
     for (const p of patterns) {
       p.lastIndex = 0;

@@ -1,13 +1,16 @@
 /**
  * `toolgate ledger list|show|unresolved|prune --db <path|postgres url> [--json]`: the operators'
- * view of the ledger. `unresolved` exits 1 when there is something to resolve, so scripts can alert.
+ * view of the ledger. `unresolved` exits 1 when there is something to resolve, so scripts can alert;
+ * every failure (usage, a database that cannot be opened or is no ledger) exits 2. The CLI never
+ * creates or migrates a ledger: it opens the store read-only, and `prune` writes only to a ledger
+ * that passed that check.
  * @module
  */
 import { existsSync } from "node:fs";
 import { CliError, parseFlags, type Command } from "./command.js";
 import { postgresLedger } from "../ledger/postgres.js";
 import { sqliteLedger } from "../ledger/sqlite.js";
-import type { Ledger, LedgerEntry } from "../ledger/types.js";
+import type { Ledger, LedgerEntry, ListQuery } from "../ledger/types.js";
 import { isToolgateConfigError } from "../errors.js";
 
 const usage = `Usage: toolgate ledger <list|show|unresolved|prune> --db <path|postgres://…> [options]
@@ -16,13 +19,20 @@ const usage = `Usage: toolgate ledger <list|show|unresolved|prune> --db <path|po
   show <id>            one entry (by entry id or call id), with its stored result
   unresolved           calls whose outcome is unknown: in flight (running, or abandoned by a
                        crashed process) or settled with effect "unknown"; exit code 1 if any
-  prune                remove settled, resolved entries whose key expired (never unresolved ones)
+  prune                remove settled, resolved entries whose key expired; never unresolved
+                       ones, never one whose key still deduplicates
+
+  Exit codes: 0 done (unresolved: none), 1 unresolved calls found (or show: no such entry),
+  2 usage error or the ledger cannot be opened or read. list, show and unresolved change nothing
+  (SQLite is opened read-only); a database without a ledger is refused, never initialised.
 
 Options:
   --db <path|url>      SQLite file or postgres:// connection string (required)
   --tool <name>        only this tool (list, unresolved)
   --limit <n>          at most n entries (list, unresolved; default 100)
-  --older-than <dur>   prune: also settled entries older than this (e.g. 30m, 12h, 7d)
+  --older-than <dur>   prune: also entries older than this (e.g. 30m, 12h, 7d) that hold no
+                       live key (unkeyed writes, released keys); a key that still
+                       deduplicates is kept until it expires, so a retry cannot run again
   --json               machine-readable output`;
 
 const DURATION = /^(\d+)(ms|s|m|h|d)$/;
@@ -34,14 +44,24 @@ function parseDuration(v: string): number {
   return Number(m[1]) * UNIT[m[2]!]!;
 }
 
-function openLedger(db: string): Ledger {
-  if (/^postgres(?:ql)?:\/\//i.test(db)) return postgresLedger({ connectionString: db, max: 2 });
-  if (!existsSync(db)) throw new CliError("E_DB_NOT_FOUND", `no ledger database at ${JSON.stringify(db)}`);
+/** Open and check the ledger; `readonly` creates, migrates and writes nothing. */
+async function openLedger(db: string, readonly: boolean): Promise<Ledger> {
+  const pgUrl = /^postgres(?:ql)?:\/\//i.test(db);
+  if (!pgUrl && !existsSync(db)) throw new CliError("E_DB_NOT_FOUND", `no ledger database at ${JSON.stringify(db)}`);
+  const ledger = pgUrl ? postgresLedger({ connectionString: db, max: 2, readonly }) : sqliteLedger({ path: db, readonly });
   try {
-    return sqliteLedger({ path: db });
+    await ledger.ready();
+    return ledger;
   } catch (e) {
-    throw new CliError(isToolgateConfigError(e) ? e.code : "E_DB_OPEN", e instanceof Error ? e.message : String(e));
+    await ledger.close().catch(() => undefined);
+    throw e;
   }
+}
+
+/** For `prune`: check read-only first that a ledger is there (so nothing is created in another database), then open it for writing. */
+async function openForPrune(db: string): Promise<Ledger> {
+  await (await openLedger(db, true)).close();
+  return openLedger(db, false);
 }
 
 function age(ms: number): string {
@@ -125,46 +145,67 @@ async function run(argv: readonly string[]): Promise<number> {
   }
   const olderThanMs = values["older-than"] === undefined ? undefined : parseDuration(values["older-than"]);
   const query = { ...(values.tool !== undefined ? { tool: values.tool } : {}), ...(limit !== undefined ? { limit } : {}) };
-  const out = (s: string) => void process.stdout.write(s + "\n");
 
-  const ledger = openLedger(values.db);
+  let ledger: Ledger;
   try {
-    try {
-      await ledger.ready();
-    } catch (e) {
-      process.stderr.write(`toolgate ledger: cannot open the ledger: ${e instanceof Error ? e.message : String(e)}\n`);
-      return 1;
-    }
-    const now = Date.now();
-    switch (sub) {
-      case "list": {
-        const entries = await ledger.list(query);
-        out(values.json ? JSON.stringify(entries.map((e) => view(e, now))) : table(entries, now, false));
-        return 0;
-      }
-      case "unresolved": {
-        const entries = await ledger.unresolved(query);
-        out(values.json ? JSON.stringify(entries.map((e) => view(e, now))) : table(entries, now, true));
-        return entries.length === 0 ? 0 : 1;
-      }
-      case "show": {
-        const e = await ledger.get(rest[0]!);
-        if (e === undefined) {
-          process.stderr.write(`toolgate ledger: no entry ${JSON.stringify(rest[0])}\n`);
-          return 1;
-        }
-        const result: unknown = e.result === null ? null : JSON.parse(e.result);
-        out(values.json ? JSON.stringify({ ...view(e, now), result }) : JSON.stringify({ ...view(e, now), result }, null, 2));
-        return 0;
-      }
-      default: {
-        const removed = await ledger.prune(olderThanMs === undefined ? {} : { olderThanMs });
-        out(values.json ? JSON.stringify({ removed }) : `removed ${removed} entr${removed === 1 ? "y" : "ies"}`);
-        return 0;
-      }
-    }
+    ledger = sub === "prune" ? await openForPrune(values.db) : await openLedger(values.db, true);
+  } catch (e) {
+    if (e instanceof CliError) throw e;
+    return fail("cannot open the ledger", e);
+  }
+  try {
+    return await runOn(ledger, sub, rest[0], values.json, query, olderThanMs);
+  } catch (e) {
+    return fail("cannot read the ledger", e);
   } finally {
-    await ledger.close();
+    await ledger.close().catch(() => undefined);
+  }
+}
+
+/** Report a failure of the store itself: exit 2, so `unresolved`'s 1 always means "found some". */
+function fail(what: string, e: unknown): number {
+  const code = isToolgateConfigError(e) ? e.code : ((e as { code?: unknown } | null)?.code ?? "E_DB_OPEN");
+  const message = e instanceof Error && e.message.length > 0 ? e.message : String(code);
+  process.stderr.write(`toolgate ledger: ${what}: ${message} (${String(code)})\n`);
+  return 2;
+}
+
+async function runOn(
+  ledger: Ledger,
+  sub: string,
+  id: string | undefined,
+  json: boolean,
+  query: ListQuery,
+  olderThanMs: number | undefined,
+): Promise<number> {
+  const out = (s: string) => void process.stdout.write(s + "\n");
+  const now = Date.now();
+  switch (sub) {
+    case "list": {
+      const entries = await ledger.list(query);
+      out(json ? JSON.stringify(entries.map((e) => view(e, now))) : table(entries, now, false));
+      return 0;
+    }
+    case "unresolved": {
+      const entries = await ledger.unresolved(query);
+      out(json ? JSON.stringify(entries.map((e) => view(e, now))) : table(entries, now, true));
+      return entries.length === 0 ? 0 : 1;
+    }
+    case "show": {
+      const e = await ledger.get(id!);
+      if (e === undefined) {
+        process.stderr.write(`toolgate ledger: no entry ${JSON.stringify(id)}\n`);
+        return 1;
+      }
+      const result: unknown = e.result === null ? null : JSON.parse(e.result);
+      out(json ? JSON.stringify({ ...view(e, now), result }) : JSON.stringify({ ...view(e, now), result }, null, 2));
+      return 0;
+    }
+    default: {
+      const removed = await ledger.prune(olderThanMs === undefined ? {} : { olderThanMs });
+      out(json ? JSON.stringify({ removed }) : `removed ${removed} entr${removed === 1 ? "y" : "ies"}`);
+      return 0;
+    }
   }
 }
 

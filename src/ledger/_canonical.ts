@@ -38,17 +38,57 @@ export function _keyHash(tool: string, principal: string | null, key: string): s
   return sha256(JSON.stringify([tool, principal, key]));
 }
 
-/** A copy of a JSON value with every string (and key) passed through the redactor. */
+/**
+ * The JSON value `value` serializes to, with every string (and key) passed through the redactor.
+ * It walks the value as `JSON.stringify` does — `toJSON(key)` honoured (a `Date` becomes its ISO
+ * string), boxed primitives unwrapped, non-finite numbers `null`, `undefined`, functions and
+ * symbols dropped (`null` in arrays) — so the stored text equals the first answer's JSON.
+ * `undefined` when nothing serializes. Throws where `JSON.stringify` throws (a cycle, a `bigint`).
+ */
 export function _redactDeep(value: unknown, redact: Redactor): unknown {
-  if (typeof value === "string") return redact(value);
-  if (Array.isArray(value)) return value.map((v: unknown) => _redactDeep(v, redact));
-  if (typeof value === "object" && value !== null) {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) {
-      if (v === undefined) continue;
-      Object.defineProperty(out, redact(k), { value: _redactDeep(v, redact), enumerable: true, writable: true, configurable: true });
-    }
-    return out;
+  return walk({ "": value }, "", redact, []);
+}
+
+function walk(holder: object, key: string, redact: Redactor, stack: object[]): unknown {
+  let v: unknown = (holder as Record<string, unknown>)[key];
+  if ((typeof v === "object" && v !== null) || typeof v === "bigint") {
+    const toJSON: unknown = (v as { toJSON?: unknown }).toJSON;
+    if (typeof toJSON === "function") v = (toJSON as (k: string) => unknown).call(v, key);
   }
-  return value;
+  if (v instanceof Number) v = Number(v);
+  else if (v instanceof String) v = String(v);
+  else if (v instanceof Boolean) v = v.valueOf();
+  switch (typeof v) {
+    case "string":
+      return redact(v);
+    case "number":
+      return Number.isFinite(v) ? v : null;
+    case "boolean":
+      return v;
+    case "bigint":
+      throw new TypeError("Do not know how to serialize a BigInt");
+    case "object": {
+      if (v === null) return null;
+      if (stack.includes(v)) throw new TypeError("Converting circular structure to JSON");
+      stack.push(v);
+      let out: unknown;
+      if (Array.isArray(v)) {
+        const arr: unknown[] = [];
+        for (let i = 0; i < v.length; i++) arr.push(walk(v, String(i), redact, stack) ?? null);
+        out = arr;
+      } else {
+        const obj: Record<string, unknown> = {};
+        for (const k of Object.keys(v)) {
+          const x = walk(v, k, redact, stack);
+          // defineProperty: a "__proto__" key stays an own data property.
+          if (x !== undefined) Object.defineProperty(obj, redact(k), { value: x, enumerable: true, writable: true, configurable: true });
+        }
+        out = obj;
+      }
+      stack.pop();
+      return out;
+    }
+    default:
+      return undefined; // undefined, a function, a symbol
+  }
 }

@@ -4,7 +4,7 @@
  * @module
  */
 import { ToolgateConfigError } from "../errors.js";
-import type { ClaimOutcome, ClaimRequest, LedgerEntry, LedgerOptions } from "./types.js";
+import type { ClaimOutcome, ClaimRequest, LedgerEntry, LedgerOptions, PruneQuery } from "./types.js";
 
 /** Default key lifetime: 24 h. */
 export const DEFAULT_TTL_MS = 86_400_000;
@@ -21,18 +21,26 @@ export type _Decision =
 /** Decide a claim against the entry currently holding its key. */
 export function _decide(current: LedgerEntry | undefined, req: ClaimRequest, now: number): _Decision {
   if (current === undefined) return { do: "insert", expired: undefined };
-  if (current.expiresAt <= now) return { do: "insert", expired: current };
+  const live = current.state === "in_flight" && current.leaseUntil > now;
+  if (current.expiresAt <= now) {
+    // An expired key is a new request, but not while its claim is still running: the key's
+    // lifetime may be shorter than the lease (ttlMs < lease), and inserting now would run the
+    // write a second time beside the first. Wait for it, whatever the arguments.
+    return live ? inFlight(current, now) : { do: "insert", expired: current };
+  }
   if (current.fingerprint !== req.fingerprint) return { do: "answer", outcome: { status: "mismatch", entry: current } };
   if (current.state === "settled") {
     if (current.effect === "unknown" && req.takeover) return { do: "takeover", entry: current };
     return { do: "answer", outcome: { status: "completed", entry: current } };
   }
-  if (current.leaseUntil > now) {
-    const retryAfterMs = Math.min(1_000, Math.max(50, current.leaseUntil - now));
-    return { do: "answer", outcome: { status: "in_flight", entry: current, retryAfterMs } };
-  }
+  if (live) return inFlight(current, now);
   if (req.takeover) return { do: "takeover", entry: current };
   return { do: "answer", outcome: { status: "abandoned", entry: current } };
+}
+
+function inFlight(current: LedgerEntry, now: number): _Decision {
+  const retryAfterMs = Math.min(1_000, Math.max(50, current.leaseUntil - now));
+  return { do: "answer", outcome: { status: "in_flight", entry: current, retryAfterMs } };
 }
 
 /** The entry a claim inserts. */
@@ -101,3 +109,19 @@ export function _limit(limit: number | undefined): number {
 export function _isUnresolved(e: LedgerEntry): boolean {
   return e.state === "in_flight" || e.effect === "unknown";
 }
+
+/**
+ * May `prune` remove this entry? Only a settled, resolved one whose key no longer deduplicates:
+ * expired, or (with `olderThanMs`) old and holding no key (unkeyed, or released). An entry
+ * holding a live key is the only memory of that key: removing it would let a retry run again.
+ * The SQL stores say the same in their DELETE (see `_PRUNE_WHERE`).
+ */
+export function _isPrunable(e: LedgerEntry, now: number, q: PruneQuery): boolean {
+  if (_isUnresolved(e)) return false;
+  if (e.expiresAt <= now) return true;
+  return q.olderThanMs !== undefined && e.keyHash === null && e.createdAt <= now - q.olderThanMs;
+}
+
+/** The SQL form of {@link _isPrunable}; parameters: now, then the `olderThanMs` cut-off (or the smallest safe integer). */
+export const _PRUNE_WHERE = (p1: string, p2: string): string =>
+  `state = 'settled' AND effect <> 'unknown' AND (expires_at <= ${p1} OR (key_hash IS NULL AND created_at <= ${p2}))`;

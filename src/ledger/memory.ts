@@ -3,7 +3,7 @@
  * @module
  */
 import type { EffectRef } from "../result.js";
-import { _commonOptions, _decide, _isUnresolved, _limit, _newEntry, _takenOver } from "./_decide.js";
+import { _commonOptions, _decide, _isPrunable, _isUnresolved, _limit, _newEntry, _takenOver } from "./_decide.js";
 import type { ClaimOutcome, ClaimRequest, Ledger, LedgerEntry, LedgerOptions, ListQuery, PruneQuery, Settlement } from "./types.js";
 
 /** Options of {@link memoryLedger}. */
@@ -100,9 +100,7 @@ export function memoryLedger(options: MemoryLedgerOptions = {}): Ledger {
       const t = now();
       let n = 0;
       for (const e of [...entries.values()]) {
-        if (_isUnresolved(e)) continue;
-        const old = q.olderThanMs !== undefined && e.createdAt <= t - q.olderThanMs;
-        if (e.expiresAt > t && !old) continue;
+        if (!_isPrunable(e, t, q)) continue;
         entries.delete(e.id);
         if (e.keyHash !== null && byKey.get(e.keyHash) === e.id) byKey.delete(e.keyHash);
         if (byCallId.get(e.callId) === e.id) byCallId.delete(e.callId);

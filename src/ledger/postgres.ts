@@ -3,13 +3,13 @@
  * A claim is one statement in the common case (insert the key or learn it exists), then a short
  * transaction holding the key's row lock to decide. Concurrent claims and settlements are
  * group-committed: one statement per event-loop turn. Schema created and migrated on first use,
- * under an advisory lock so replicas starting together do not race.
+ * under an advisory lock so replicas starting together do not race (or, `readonly`, only checked).
  * @module
  */
 import pg from "pg";
 import { ToolgateConfigError } from "../errors.js";
 import type { EffectRef } from "../result.js";
-import { _commonOptions, _decide, _limit, _newEntry, _takenOver } from "./_decide.js";
+import { _commonOptions, _decide, _limit, _newEntry, _PRUNE_WHERE, _takenOver } from "./_decide.js";
 import { _COLUMNS, _fromRow, _toValues, type _Row } from "./_row.js";
 import { _batcher } from "./_batch.js";
 import { postgresMigrations } from "./_postgres-schema.js";
@@ -30,6 +30,13 @@ export interface PostgresLedgerOptions extends LedgerOptions {
   readonly max?: number;
   /** Table name (`[a-z_][a-z0-9_]*`, at most 48 characters). Default `toolgate_ledger`. */
   readonly table?: string;
+  /**
+   * Open an existing ledger without changing it. Default `false`. `true`: sessions are read-only
+   * (`default_transaction_read_only`), nothing is created or migrated, and `ready()` rejects with
+   * {@link ToolgateConfigError} `E_LEDGER_MISSING` (no table) or `E_LEDGER_SCHEMA` (another schema
+   * version); `claim`, `recordEffect`, `settle` and `prune` reject (`E_LEDGER_READONLY`).
+   */
+  readonly readonly?: boolean;
 }
 
 function bad(message: string): never {
@@ -42,6 +49,7 @@ function bad(message: string): never {
  * const ledger = postgresLedger({ connectionString: process.env.DATABASE_URL! });
  * await ledger.ready(); // fail fast at start-up
  * const gate = createGate({ tools, ledger });
+ * const view = postgresLedger({ connectionString: process.env.DATABASE_URL!, readonly: true }); // look, never write
  */
 export function postgresLedger(options: PostgresLedgerOptions): Ledger {
   if (typeof options !== "object" || options === null) bad("expected an options object with a connectionString");
@@ -50,8 +58,14 @@ export function postgresLedger(options: PostgresLedgerOptions): Ledger {
   if (!Number.isInteger(max) || max < 1 || max > 1000) bad("max must be an integer from 1 to 1000");
   const T = options.table ?? "toolgate_ledger";
   if (typeof T !== "string" || !/^[a-z_][a-z0-9_]{0,47}$/.test(T)) bad("table must match [a-z_][a-z0-9_]{0,47}");
+  const readonly = options.readonly ?? false;
+  if (typeof readonly !== "boolean") bad("readonly must be a boolean");
   const { ttlMs, now } = _commonOptions("postgresLedger", options);
-  const pool = new pg.Pool({ connectionString: options.connectionString, max });
+  const pool = new pg.Pool({
+    connectionString: options.connectionString,
+    max,
+    ...(readonly ? { options: "-c default_transaction_read_only=on" } : {}),
+  });
   pool.on("error", () => {
     // An idle client died (e.g. the server restarted); the pool replaces it on next use.
   });
@@ -60,12 +74,14 @@ export function postgresLedger(options: PostgresLedgerOptions): Ledger {
   let migrated: Promise<void> | undefined;
   const ready = (): Promise<void> => {
     if (closed) return Promise.reject(new Error("postgresLedger: the ledger is closed"));
-    migrated ??= migrate(pool, T).catch((e: unknown) => {
+    migrated ??= (readonly ? checkSchema(pool, T) : migrate(pool, T)).catch((e: unknown) => {
       migrated = undefined; // try again on the next call
       throw e;
     });
     return migrated;
   };
+  const writable = (): Promise<void> =>
+    readonly ? Promise.reject(new ToolgateConfigError("E_LEDGER_READONLY", "postgresLedger: opened read-only; it cannot write")) : ready();
 
   const cols = _COLUMNS.join(", ");
   const params = _COLUMNS.map((c, i) => (c === "effects" ? `$${i + 1}::jsonb` : `$${i + 1}`)).join(", ");
@@ -98,7 +114,7 @@ export function postgresLedger(options: PostgresLedgerOptions): Ledger {
   });
 
   const claim = async (req: ClaimRequest): Promise<ClaimOutcome> => {
-    await ready();
+    await writable();
     const key = req.key;
     // Fast path: an unkeyed write, or a key that is new.
     const fresh = _newEntry(req, now(), ttlMs);
@@ -159,7 +175,7 @@ export function postgresLedger(options: PostgresLedgerOptions): Ledger {
     ready,
     claim,
     async recordEffect(id: string, owner: string, effect: EffectRef): Promise<void> {
-      await ready();
+      await writable();
       const r = await pool.query({
         name: `tg_${T}_effect`,
         text: `UPDATE ${T} SET effects = effects || $1::jsonb, updated_at = $2 WHERE id = $3 AND owner = $4 AND state = 'in_flight'`,
@@ -168,7 +184,7 @@ export function postgresLedger(options: PostgresLedgerOptions): Ledger {
       if (r.rowCount !== 1) throw new Error("postgresLedger: the claim is no longer held");
     },
     async settle(id: string, owner: string, s: Settlement): Promise<boolean> {
-      await ready();
+      await writable();
       return settleMany({ id, owner, s, at: now() });
     },
     async get(idOrCallId: string) {
@@ -183,9 +199,9 @@ export function postgresLedger(options: PostgresLedgerOptions): Ledger {
         [q.tool ?? null, _limit(q.limit)],
       ),
     async prune(q: PruneQuery = {}): Promise<number> {
-      await ready();
+      await writable();
       const t = now();
-      const r = await pool.query(`DELETE FROM ${T} WHERE state = 'settled' AND effect <> 'unknown' AND (expires_at <= $1 OR created_at <= $2)`, [
+      const r = await pool.query(`DELETE FROM ${T} WHERE ${_PRUNE_WHERE("$1", "$2")}`, [
         t,
         q.olderThanMs === undefined ? Number.MIN_SAFE_INTEGER : t - q.olderThanMs,
       ]);
@@ -197,6 +213,19 @@ export function postgresLedger(options: PostgresLedgerOptions): Ledger {
       await pool.end();
     },
   };
+}
+
+/** For a read-only ledger: the table must exist at this toolgate's schema version (nothing is changed). */
+async function checkSchema(pool: pg.Pool, table: string): Promise<void> {
+  const n = postgresMigrations(table).length;
+  const r = await pool.query<{ t: string | null; s: string | null }>("SELECT to_regclass($1)::text AS t, to_regclass($2)::text AS s", [table, `${table}_schema`]);
+  if (r.rows[0]?.t == null) throw new ToolgateConfigError("E_LEDGER_MISSING", `postgresLedger: no toolgate ledger here (no table ${table})`);
+  const v = r.rows[0].s == null ? 0 : ((await pool.query<{ version: number }>(`SELECT version FROM ${table}_schema`)).rows[0]?.version ?? 0);
+  if (v !== n) {
+    const rel = v > n ? "newer" : "older";
+    const hint = v > n ? "" : "; a gate opening it read-write migrates it";
+    throw new ToolgateConfigError("E_LEDGER_SCHEMA", `postgresLedger: table ${table} has schema version ${v}, ${rel} than this toolgate (${n})${hint}`);
+  }
 }
 
 async function migrate(pool: pg.Pool, table: string): Promise<void> {

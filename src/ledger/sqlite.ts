@@ -8,7 +8,7 @@
 import Database from "better-sqlite3";
 import { ToolgateConfigError } from "../errors.js";
 import type { EffectRef } from "../result.js";
-import { _commonOptions, _decide, _limit, _newEntry, _takenOver } from "./_decide.js";
+import { _commonOptions, _decide, _limit, _newEntry, _PRUNE_WHERE, _takenOver } from "./_decide.js";
 import { _COLUMNS, _fromRow, _toValues, type _Row } from "./_row.js";
 import { SQLITE_MIGRATIONS } from "./_sqlite-schema.js";
 import type { ClaimOutcome, ClaimRequest, Ledger, LedgerOptions, ListQuery, PruneQuery, Settlement } from "./types.js";
@@ -25,6 +25,14 @@ export interface SqliteLedgerOptions extends LedgerOptions {
    * about 100× cheaper per commit on a slow disk.
    */
   readonly synchronous?: "full" | "normal";
+  /**
+   * Open an existing ledger without changing it. Default `false`. `true`: the file is opened
+   * read-only and must already hold a ledger at this toolgate's schema version (otherwise a
+   * {@link ToolgateConfigError} `E_LEDGER_MISSING` or `E_LEDGER_SCHEMA`); nothing is created or
+   * migrated and the journal mode is left alone; `claim`, `recordEffect`, `settle` and `prune`
+   * reject (`E_LEDGER_READONLY`). For tools that only look, such as `toolgate ledger list`.
+   */
+  readonly readonly?: boolean;
 }
 
 type Op = { fn: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void };
@@ -60,12 +68,54 @@ function open(path: string, busyTimeoutMs: number, synchronous: "full" | "normal
   return db;
 }
 
+/** Open an existing ledger file read-only and check its schema; creates and changes nothing. */
+function openReadonly(path: string, busyTimeoutMs: number): Database.Database {
+  if (path === ":memory:") bad('readonly needs a database file, not ":memory:"');
+  let db: Database.Database;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true });
+  } catch (e) {
+    throw new ToolgateConfigError("E_LEDGER_OPEN", `sqliteLedger: cannot open ${JSON.stringify(path)}: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  try {
+    db.pragma(`busy_timeout = ${busyTimeoutMs}`);
+    let table: unknown;
+    let v: number;
+    try {
+      table = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'toolgate_ledger'`).get();
+      v = Number(db.pragma("user_version", { simple: true }));
+    } catch (e) {
+      throw new ToolgateConfigError("E_LEDGER_OPEN", `sqliteLedger: cannot read ${JSON.stringify(path)}: ${e instanceof Error ? e.message : String(e)}`);
+    }
+    if (table === undefined) {
+      throw new ToolgateConfigError("E_LEDGER_MISSING", `sqliteLedger: ${JSON.stringify(path)} holds no toolgate ledger (no table toolgate_ledger)`);
+    }
+    checkVersion(path, v);
+    return db;
+  } catch (e) {
+    db.close();
+    throw e;
+  }
+}
+
+/** A read-only open needs the schema this toolgate writes: it cannot migrate. */
+function checkVersion(path: string, v: number): void {
+  const n = SQLITE_MIGRATIONS.length;
+  if (v > n) throw new ToolgateConfigError("E_LEDGER_SCHEMA", `sqliteLedger: ${JSON.stringify(path)} has schema version ${v}, newer than this toolgate (${n})`);
+  if (v < n) {
+    throw new ToolgateConfigError("E_LEDGER_SCHEMA", `sqliteLedger: ${JSON.stringify(path)} has schema version ${v}, older than this toolgate (${n}); a gate opening it read-write migrates it`);
+  }
+}
+
 /**
  * A durable ledger in a SQLite file; creates and migrates its schema on open (throws
- * {@link ToolgateConfigError} if the file cannot be opened or is from a newer schema).
+ * {@link ToolgateConfigError} if the file cannot be opened or is from a newer schema), unless
+ * opened `readonly`, which changes nothing and needs an existing ledger.
  * @example
  * const ledger = sqliteLedger({ path: "toolgate.db" });
  * const gate = createGate({ tools, ledger });
+ * const view = sqliteLedger({ path: "toolgate.db", readonly: true }); // look, never write
+ * console.log(await view.unresolved());
  */
 export function sqliteLedger(options: SqliteLedgerOptions): Ledger {
   if (typeof options !== "object" || options === null) bad("expected an options object with a path");
@@ -74,8 +124,10 @@ export function sqliteLedger(options: SqliteLedgerOptions): Ledger {
   if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0) bad("busyTimeoutMs must be an integer ≥ 0 (ms)");
   const synchronous = options.synchronous ?? "full";
   if (synchronous !== "full" && synchronous !== "normal") bad('synchronous must be "full" or "normal"');
+  const readonly = options.readonly ?? false;
+  if (typeof readonly !== "boolean") bad("readonly must be a boolean");
   const { ttlMs, now } = _commonOptions("sqliteLedger", options);
-  const db = open(options.path, busyTimeoutMs, synchronous);
+  const db = readonly ? openReadonly(options.path, busyTimeoutMs) : open(options.path, busyTimeoutMs, synchronous);
 
   const T = "toolgate_ledger";
   const q = {
@@ -96,7 +148,7 @@ export function sqliteLedger(options: SqliteLedgerOptions): Ledger {
     unresolved: db.prepare(
       `SELECT * FROM ${T} WHERE (state = 'in_flight' OR effect = 'unknown') AND (? IS NULL OR tool = ?) ORDER BY created_at ASC, rowid ASC LIMIT ?`,
     ),
-    prune: db.prepare(`DELETE FROM ${T} WHERE state = 'settled' AND effect <> 'unknown' AND (expires_at <= ? OR created_at <= ?)`),
+    prune: db.prepare(`DELETE FROM ${T} WHERE ${_PRUNE_WHERE("?", "?")}`),
   };
 
   // Group commit: writes queued in one event-loop turn share one transaction (one fsync); each
@@ -137,6 +189,7 @@ export function sqliteLedger(options: SqliteLedgerOptions): Ledger {
   const write = <V>(fn: () => V): Promise<V> =>
     new Promise<V>((resolve, reject) => {
       if (closed) return reject(new Error("sqliteLedger: the ledger is closed"));
+      if (readonly) return reject(new ToolgateConfigError("E_LEDGER_READONLY", "sqliteLedger: opened read-only; it cannot write"));
       if (queue.length === 0) setImmediate(flush);
       queue.push({ fn, resolve: resolve as (v: unknown) => void, reject });
     });

@@ -103,9 +103,16 @@ export interface ListQuery {
   readonly limit?: number;
 }
 
-/** What {@link Ledger.prune} removes. Unresolved entries are never pruned. */
+/**
+ * What {@link Ledger.prune} removes. Unresolved entries (in flight, or settled unknown) are never
+ * pruned, and neither is an entry whose key still deduplicates (key held and not expired): it is
+ * the only memory of that key, so removing it would let a retry run the write again.
+ */
 export interface PruneQuery {
-  /** Also remove settled entries created more than this many ms ago. Default: only expired ones. */
+  /**
+   * Also remove settled, resolved entries created more than this many ms ago that hold no key
+   * (unkeyed writes, or keys released for a retry). Default: only entries whose key expired.
+   */
   readonly olderThanMs?: number;
 }
 
@@ -131,7 +138,7 @@ export interface Ledger {
   list(query?: ListQuery): Promise<LedgerEntry[]>;
   /** Entries whose outcome is unknown: in flight (running, or abandoned by a crash) or settled unknown. Oldest first. */
   unresolved(query?: ListQuery): Promise<LedgerEntry[]>;
-  /** Remove settled, resolved entries whose key expired (or older than `olderThanMs`). Resolves the count. */
+  /** Remove settled, resolved entries whose key expired (or, with `olderThanMs`, old ones holding no key). Resolves the count. */
   prune(query?: PruneQuery): Promise<number>;
   /** Release the store's resources. */
   close(): Promise<void>;

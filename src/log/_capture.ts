@@ -28,6 +28,18 @@ type JsonObject = Record<string, unknown>;
 const MAX_DEPTH = 64;
 const MAX_NODES = 2_000;
 const MAX_STRING = 1_024;
+/**
+ * How much of one string is redacted before the cut to {@link MAX_STRING}: redacting first means a
+ * secret straddling the cut is still recognised whole. Bounded so a many-megabyte string costs
+ * no more than this; a secret would have to start before the cut and run past this window to be
+ * seen only in part (and open-ended patterns still match such a prefix).
+ */
+const REDACT_WINDOW = 65_536;
+
+/** Redact, then cut: never the other way round. */
+function redactThenCut(text: string, redact: Redactor, max: number): string {
+  return truncate(redact(text.length > REDACT_WINDOW ? text.slice(0, REDACT_WINDOW) : text), max);
+}
 
 function isObj(v: unknown): v is JsonObject {
   return typeof v === "object" && v !== null && !Array.isArray(v);
@@ -115,7 +127,7 @@ function walk(v: unknown, direct: readonly JsonObject[], st: Walk, depth: number
   if (++st.nodes > MAX_NODES || depth > MAX_DEPTH) return "[TRUNCATED]";
   switch (typeof v) {
     case "string":
-      return st.redact(truncate(v, MAX_STRING));
+      return redactThenCut(v, st.redact, MAX_STRING);
     case "number":
     case "boolean":
       return v;
@@ -140,7 +152,7 @@ function walk(v: unknown, direct: readonly JsonObject[], st: Walk, depth: number
           out["[TRUNCATED]"] = true;
           break;
         }
-        const safeKey = st.redact(truncate(key, 200));
+        const safeKey = redactThenCut(key, st.redact, 200);
         const name = Object.hasOwn(out, safeKey) ? `${safeKey}#${++n}` : safeKey;
         Object.defineProperty(out, name, {
           value: walk((v as JsonObject)[key], childrenForKey(schemas, key), st, depth + 1),

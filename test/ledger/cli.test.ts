@@ -44,7 +44,7 @@ async function spawnCli(...args: string[]): Promise<{ code: number; stdout: stri
   }
 }
 
-/** One settled OK, one settled REJECTED, one FAILED unknown, one abandoned in flight (a crash two hours ago). */
+/** One unkeyed OK, one settled OK, one settled REJECTED, one FAILED applied, one abandoned in flight (a crash two hours ago). */
 async function seed(open: (now?: () => number) => Ledger): Promise<void> {
   const ledger = open();
   const pay = payTool(async (i, ctx) => {
@@ -56,6 +56,7 @@ async function seed(open: (now?: () => number) => Ledger): Promise<void> {
     return { paymentId: "p_1", orderId: i.orderId };
   });
   const gate = createGate({ tools: [pay], ledger });
+  await gate.call("pay", { orderId: "unkeyed", amountCents: 1 }); // holds no key: `prune --older-than` may remove it
   await gate.call("pay", { orderId: "ok", amountCents: 1 }, { idempotencyKey: "k-ok" });
   await gate.call("pay", { orderId: "declined", amountCents: 1 }, { idempotencyKey: "k-declined" });
   await gate.call("pay", { orderId: "lost", amountCents: 1 }, { idempotencyKey: "k-lost" });
@@ -87,6 +88,7 @@ describe.each([
       ["k-lost", "FAILED", "applied"],
       ["k-declined", "REJECTED", "none"],
       ["k-ok", "ok", "applied"],
+      [null, "ok", "applied"],
       ["k-dead", "abandoned", "unknown"],
     ]);
     expect(r.stdout).not.toContain("amountCents");
@@ -111,10 +113,84 @@ describe.each([
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ id: lost.id, effects: [{ kind: "charge", ref: "ch_lost" }], result: { ok: false, code: "FAILED", effect: "applied" } });
     expect((await cli("show", "nope", "--db", db())).code).toBe(1);
+    expect(JSON.parse((await cli("prune", "--db", db(), "--json")).stdout)).toEqual({ removed: 0 }); // nothing expired
     const p = await cli("prune", "--db", db(), "--older-than", "0s", "--json");
-    expect(JSON.parse(p.stdout)).toEqual({ removed: 3 }); // every settled, resolved entry (applied is known)
-    const after = JSON.parse((await cli("list", "--db", db(), "--json")).stdout) as { key: string }[];
-    expect(after.map((x) => x.key)).toEqual(["k-dead"]);
+    expect(p.code).toBe(0);
+    const after = (JSON.parse((await cli("list", "--db", db(), "--json")).stdout) as { key: string | null }[]).map((x) => x.key);
+    expect(JSON.parse(p.stdout)).toEqual({ removed: list.length - after.length });
+    // Entries holding a live key stay (a retry must still replay), and so does the unresolved one; the unkeyed goes.
+    expect(after).toEqual(expect.arrayContaining(["k-lost", "k-ok", "k-dead"]));
+    expect(after).not.toContain(null);
+  });
+});
+
+describe("toolgate ledger on something that is not a ledger", () => {
+  it("list, show and unresolved refuse a SQLite file without a ledger (exit 2) and change nothing in it", async () => {
+    const { default: Database } = await import("better-sqlite3");
+    const path = join(dir, "other.db");
+    const other = new Database(path);
+    other.exec("CREATE TABLE notes (x TEXT)");
+    other.close();
+    for (const args of [["list"], ["unresolved"], ["show", "abc"], ["prune", "--older-than", "1h"]]) {
+      const r = await cli(...args, "--db", path);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain("holds no toolgate ledger");
+      expect(r.stderr).toContain("E_LEDGER_MISSING");
+    }
+    const db = new Database(path, { readonly: true });
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all()).toEqual([{ name: "notes" }]);
+    expect(db.pragma("user_version", { simple: true })).toBe(0);
+    expect(db.pragma("journal_mode", { simple: true })).toBe("delete");
+    db.close();
+  });
+
+  it("list on a ledger file leaves the database file byte-for-byte unchanged", async () => {
+    const { readFileSync } = await import("node:fs");
+    const path = join(dir, "cli.db");
+    const before = readFileSync(path);
+    expect((await cli("list", "--db", path)).code).toBe(0);
+    expect((await cli("unresolved", "--db", path)).code).toBe(1);
+    expect(readFileSync(path).equals(before)).toBe(true);
+  });
+
+  it("refuses a file that is not a database, exit 2", async () => {
+    const { writeFileSync } = await import("node:fs");
+    const path = join(dir, "notes.txt");
+    writeFileSync(path, "not a database, just text that is long enough to have a header".repeat(4));
+    const r = await cli("list", "--db", path);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("cannot open the ledger");
+  });
+
+  it("postgres: refuses a database without a ledger table and creates none", async () => {
+    const { default: pg } = await import("pg");
+    const url = await pgServer.newDatabase();
+    for (const args of [["list"], ["unresolved"], ["prune"]]) {
+      const r = await cli(...args, "--db", url);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain("E_LEDGER_MISSING");
+    }
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    try {
+      expect((await c.query("SELECT count(*)::int AS n FROM pg_tables WHERE schemaname = 'public'")).rows).toEqual([{ n: 0 }]);
+    } finally {
+      await c.end();
+    }
+  });
+
+  it("unresolved exits 2, not 1, when the ledger cannot be reached (as a process)", async () => {
+    const { createServer } = await import("node:net");
+    const port = await new Promise<number>((resolve) => {
+      const s = createServer();
+      s.listen(0, "127.0.0.1", () => {
+        const a = s.address();
+        s.close(() => resolve(typeof a === "object" && a !== null ? a.port : 0));
+      });
+    });
+    const r = await spawnCli("unresolved", "--db", `postgres://nobody:x@127.0.0.1:${port}/none`);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("cannot open the ledger");
   });
 });
 

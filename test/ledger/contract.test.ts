@@ -38,3 +38,77 @@ describe("postgres schema", () => {
     await newer.close();
   });
 });
+
+describe("read-only stores (what `toolgate ledger list|show|unresolved` open)", () => {
+  const claim = (id: string) => ({ id, owner: "o", callId: `c-${id}`, tool: "t", version: "1", principal: null, fingerprint: "f", leaseMs: 1_000, takeover: false, key: { display: id, hash: `h-${id}` } });
+
+  it("sqlite: reads an existing ledger without changing the file; refuses writes", async () => {
+    const { default: Database } = await import("better-sqlite3");
+    const { readFileSync } = await import("node:fs");
+    const path = join(dir, `ro${++n}.db`);
+    const rw = sqliteLedger({ path });
+    await rw.claim(claim("a"));
+    await rw.close();
+    const before = readFileSync(path);
+    const ro = sqliteLedger({ path, readonly: true });
+    await ro.ready();
+    expect((await ro.list()).map((e) => e.key)).toEqual(["a"]);
+    expect((await ro.unresolved()).map((e) => e.key)).toEqual(["a"]);
+    await expect(ro.claim(claim("b"))).rejects.toMatchObject({ code: "E_LEDGER_READONLY" });
+    await expect(ro.settle("x", "o", { code: "OK", effect: "applied", result: "{}", attempts: 1, releaseKey: false })).rejects.toMatchObject({ code: "E_LEDGER_READONLY" });
+    await expect(ro.prune()).rejects.toMatchObject({ code: "E_LEDGER_READONLY" });
+    await ro.close();
+    expect(readFileSync(path).equals(before)).toBe(true);
+    const db = new Database(path, { readonly: true });
+    expect(db.prepare("SELECT count(*) AS n FROM toolgate_ledger").get()).toEqual({ n: 1 });
+    db.close();
+  });
+
+  it("sqlite: refuses a file without a ledger and leaves it as it was (no table, no schema version, no WAL)", async () => {
+    const { default: Database } = await import("better-sqlite3");
+    const path = join(dir, `other${++n}.db`);
+    const other = new Database(path);
+    other.exec("CREATE TABLE notes (x TEXT)");
+    other.close();
+    expect(() => sqliteLedger({ path, readonly: true })).toThrow(expect.objectContaining({ code: "E_LEDGER_MISSING" }));
+    expect(() => sqliteLedger({ path: join(dir, "absent.db"), readonly: true })).toThrow(expect.objectContaining({ code: "E_LEDGER_OPEN" }));
+    expect(() => sqliteLedger({ path: ":memory:", readonly: true })).toThrow(expect.objectContaining({ code: "E_LEDGER_OPTIONS" }));
+    const db = new Database(path, { readonly: true });
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all()).toEqual([{ name: "notes" }]);
+    expect(db.pragma("user_version", { simple: true })).toBe(0);
+    expect(db.pragma("journal_mode", { simple: true })).toBe("delete");
+    db.close();
+    // A newer schema is refused too.
+    const newer = new Database(path);
+    newer.exec("CREATE TABLE toolgate_ledger (id TEXT); PRAGMA user_version = 99");
+    newer.close();
+    expect(() => sqliteLedger({ path, readonly: true })).toThrow(expect.objectContaining({ code: "E_LEDGER_SCHEMA" }));
+  });
+
+  it("postgres: reads an existing ledger, refuses writes, and creates nothing where there is no ledger", async () => {
+    const { default: pg } = await import("pg");
+    const table = `ro${++n}`;
+    const rw = postgresLedger({ connectionString: fx.url(), table });
+    await rw.claim(claim("a"));
+    await rw.close();
+    const ro = postgresLedger({ connectionString: fx.url(), table, readonly: true });
+    await ro.ready();
+    expect((await ro.list()).map((e) => e.key)).toEqual(["a"]);
+    await expect(ro.claim(claim("b"))).rejects.toMatchObject({ code: "E_LEDGER_READONLY" });
+    await expect(ro.prune({ olderThanMs: 0 })).rejects.toMatchObject({ code: "E_LEDGER_READONLY" });
+    await ro.close();
+    const missing = postgresLedger({ connectionString: fx.url(), table: `none${++n}`, readonly: true });
+    await expect(missing.ready()).rejects.toMatchObject({ code: "E_LEDGER_MISSING" });
+    await expect(missing.list()).rejects.toMatchObject({ code: "E_LEDGER_MISSING" });
+    await missing.close();
+    const c = new pg.Client({ connectionString: fx.url() });
+    await c.connect();
+    try {
+      const r = await c.query("SELECT to_regclass($1)::text AS t, to_regclass($2)::text AS s", [`none${n}`, `none${n}_schema`]);
+      expect(r.rows).toEqual([{ t: null, s: null }]);
+      expect((await c.query(`SELECT count(*)::int AS n FROM ${table}`)).rows).toEqual([{ n: 1 }]);
+    } finally {
+      await c.end();
+    }
+  });
+});

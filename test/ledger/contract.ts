@@ -3,7 +3,8 @@
  * gets a fresh ledger from `make` (its own file, table or map) on a fake clock.
  */
 import { describe, it, expect, afterEach } from "vitest";
-import { createGate, transient, type CallRecord, type ToolResult } from "../../src/index.js";
+import { z } from "zod";
+import { createGate, defineTool, transient, type CallRecord, type ToolResult } from "../../src/index.js";
 import type { Ledger } from "../../src/ledger/index.js";
 import { deferred, fakeBank, fakeClock, payTool, Reset } from "./_fixtures.js";
 
@@ -45,21 +46,39 @@ export function ledgerContract(store: string, make: MakeLedger): void {
       expect(entry).toMatchObject({ state: "settled", code: "OK", effect: "applied", key: "k1", tool: "pay", attempts: 1 });
     });
 
-    it("replays a stored failure without running the tool", async () => {
+    it("replays a stored failure whose effect applied without running the tool", async () => {
       const { ledger } = await setup();
       let runs = 0;
       const { reject } = await import("../../src/index.js");
       const pay = payTool(async () => {
         runs++;
-        throw reject("card declined");
+        throw reject("card declined after the hold was placed", { effect: "applied" });
       });
       const gate = createGate({ tools: [pay], ledger });
       const a = await gate.call("pay", { orderId: "o_1", amountCents: 5 }, { idempotencyKey: "k" });
       const b = await gate.call("pay", { orderId: "o_1", amountCents: 5 }, { idempotencyKey: "k" });
-      expect(a).toMatchObject({ ok: false, code: "REJECTED", message: "card declined", effect: "none" });
+      expect(a).toMatchObject({ ok: false, code: "REJECTED", effect: "applied" });
       expect(body(b)).toBe(body(a));
       expect(b.meta.replayed).toBe(true);
       expect(runs).toBe(1);
+    });
+
+    it("releases the key of a failure with no effect: the same key runs again", async () => {
+      const { ledger } = await setup();
+      let runs = 0;
+      const { reject } = await import("../../src/index.js");
+      const pay = payTool(async (i) => {
+        runs++;
+        if (runs === 1) throw reject("card declined");
+        return { paymentId: "p1", orderId: i.orderId };
+      });
+      const gate = createGate({ tools: [pay], ledger });
+      const a = await gate.call("pay", { orderId: "o_1", amountCents: 5 }, { idempotencyKey: "k" });
+      expect(a).toMatchObject({ ok: false, code: "REJECTED", message: "card declined", effect: "none" });
+      const b = await gate.call("pay", { orderId: "o_1", amountCents: 5 }, { idempotencyKey: "k" });
+      expect(b).toMatchObject({ ok: true, data: { paymentId: "p1" } });
+      expect(b.meta.replayed).toBeUndefined();
+      expect(runs).toBe(2);
     });
 
     it("answers CONFLICT (retryable, retryAfterMs) while the key is in flight, and runs nothing", async () => {
@@ -122,6 +141,104 @@ export function ledgerContract(store: string, make: MakeLedger): void {
       expect(entries.filter((e) => e.keyHash !== null)).toHaveLength(1);
       expect(await ledger.prune()).toBe(1); // the expired one
       expect(await ledger.list()).toHaveLength(1);
+    });
+
+    it("keeps a running claim in flight after its key expires (ttlMs shorter than the lease): one execution", async () => {
+      const { ledger, clock } = await setup(5_000); // payTool's lease: 2 s × 7 + 5 s = 19 s
+      const bank = fakeBank();
+      const release = deferred();
+      let runs = 0;
+      const pay = payTool(async (i) => {
+        runs++;
+        await release.promise;
+        return { paymentId: bank.pay(i.orderId, undefined, false), orderId: i.orderId };
+      });
+      const gate = createGate({ tools: [pay], ledger });
+      const first = gate.call("pay", { orderId: "o_1", amountCents: 5 }, { idempotencyKey: "k" });
+      await waitFor(() => runs === 1);
+      clock.advance(6_000); // the key expired; the first call is still running, well within its lease
+      const retry = await gate.call("pay", { orderId: "o_1", amountCents: 5 }, { idempotencyKey: "k" });
+      expect(retry).toMatchObject({ ok: false, code: "CONFLICT", retryable: true, effect: "unknown" });
+      const other = await gate.call("pay", { orderId: "o_2", amountCents: 5 }, { idempotencyKey: "k" });
+      expect(other).toMatchObject({ ok: false, code: "CONFLICT", retryable: true }); // still held: wait, do not decide anew
+      expect(runs).toBe(1);
+      expect(await ledger.list()).toHaveLength(1);
+      release.resolve();
+      expect((await first).ok).toBe(true);
+      expect(bank.applied).toHaveLength(1);
+      // Settled and expired: now the key is a new request again.
+      const later = await gate.call("pay", { orderId: "o_1", amountCents: 5 }, { idempotencyKey: "k" });
+      expect(later).toMatchObject({ ok: true, meta: { attempts: 1 } });
+      expect(runs).toBe(2);
+    });
+
+    it("an expired key whose claim was abandoned (past its lease) is a new request", async () => {
+      const { ledger, clock } = await setup(5_000);
+      const req = { id: crypto.randomUUID(), owner: "o1", callId: "c1", tool: "t", version: "1", principal: null, fingerprint: "f", leaseMs: 10_000, takeover: false, key: { display: "k", hash: "h" } };
+      await ledger.claim(req);
+      clock.advance(6_000);
+      expect(await ledger.claim({ ...req, id: crypto.randomUUID(), owner: "o2" })).toMatchObject({ status: "in_flight" });
+      clock.advance(5_000);
+      const next = await ledger.claim({ ...req, id: crypto.randomUUID(), owner: "o3", callId: "c3" });
+      expect(next).toMatchObject({ status: "claimed", resumed: false, entry: { owner: "o3", claims: 1 } });
+      expect((await ledger.unresolved()).map((e) => e.owner).sort()).toEqual(["o1", "o3"]); // the abandoned one stays on record
+    });
+
+    it("prune with olderThanMs never removes an entry whose key still deduplicates", async () => {
+      const { ledger, clock } = await setup(); // keys live 24 h
+      let runs = 0;
+      const pay = payTool(async (i) => (runs++, { paymentId: `p${runs}`, orderId: i.orderId }));
+      const gate = createGate({ tools: [pay], ledger });
+      await gate.call("pay", { orderId: "o_1", amountCents: 5 }, { idempotencyKey: "refund:o_1" });
+      await gate.call("pay", { orderId: "o_2", amountCents: 5 }); // unkeyed: nothing to deduplicate
+      const released = { id: crypto.randomUUID(), owner: "r", callId: "c-rel", tool: "pay", version: "1.0.0", principal: null, fingerprint: "f", leaseMs: 1_000, takeover: false, key: { display: "rel", hash: "h-rel" } };
+      await ledger.claim(released);
+      expect(await ledger.settle(released.id, "r", { code: "RETRYABLE", effect: "none", result: "{}", attempts: 0, releaseKey: true })).toBe(true);
+      expect(runs).toBe(2);
+      clock.advance(2 * 3_600_000);
+      expect(await ledger.prune({ olderThanMs: 3_600_000 })).toBe(2); // the unkeyed and the released entry
+      expect((await ledger.list()).map((e) => e.key)).toEqual(["refund:o_1"]);
+      const again = await gate.call("pay", { orderId: "o_1", amountCents: 5 }, { idempotencyKey: "refund:o_1" });
+      expect(again).toMatchObject({ ok: true, data: { paymentId: "p1" }, meta: { replayed: true } });
+      expect(runs).toBe(2);
+      expect(await ledger.prune({ olderThanMs: 0 })).toBe(0);
+      clock.advance(24 * 3_600_000);
+      expect(await ledger.prune({ olderThanMs: 3_600_000 })).toBe(1); // expired now
+      expect(await ledger.list()).toEqual([]);
+    });
+
+    it("replays values with toJSON (a Date) exactly as the first answer serialized them", async () => {
+      const { ledger } = await setup();
+      let runs = 0;
+      const stamp = { toJSON: () => "stamp-1" };
+      const tool = defineTool({
+        name: "issue", version: "1", description: "d", effect: "write",
+        input: z.object({ who: z.string() }),
+        output: z.object({ at: z.date(), stamp: z.unknown(), list: z.array(z.date()) }),
+        execute: () => (runs++, { at: new Date(0), stamp, list: [new Date(1_000)] }),
+      });
+      const gate = createGate({ tools: [tool], ledger });
+      const first = await gate.call("issue", { who: "a" }, { idempotencyKey: "k" });
+      const again = await gate.call("issue", { who: "a" }, { idempotencyKey: "k" });
+      expect(again.meta.replayed).toBe(true);
+      expect(runs).toBe(1);
+      expect(body(again)).toBe(body(first));
+      expect(JSON.parse(body(again))).toMatchObject({ data: { at: "1970-01-01T00:00:00.000Z", stamp: "stamp-1", list: ["1970-01-01T00:00:01.000Z"] } });
+    });
+
+    it("applies custom redaction patterns to short strings in what it stores", async () => {
+      const { ledger } = await setup();
+      const tool = defineTool({
+        name: "card", version: "1", description: "d", effect: "write",
+        input: z.object({ who: z.string() }), output: z.object({ pin: z.string(), ok: z.string() }),
+        execute: () => ({ pin: "PIN1234", ok: "ok" }),
+      });
+      const gate = createGate({ tools: [tool], ledger, redact: { patterns: [/\bPIN\d{4}\b/g] } });
+      const first = await gate.call("card", { who: "a" }, { idempotencyKey: "k" });
+      expect(first).toMatchObject({ ok: true, data: { pin: "PIN1234" } }); // the agent gets the real output
+      const [e] = await ledger.list();
+      expect(e!.result).not.toContain("PIN1234");
+      expect(JSON.parse(e!.result!)).toMatchObject({ data: { pin: "[REDACTED]", ok: "ok" } });
     });
 
     it("scopes keys per principal and per tool; the tool's own key applies, the caller's wins", async () => {
