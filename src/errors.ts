@@ -12,8 +12,12 @@ export type FailureKind = "transient" | "denied" | "rejected" | "permanent";
 
 /** Options for {@link reject}. */
 export interface RejectOptions {
-  /** Whether an effect happened before the rule said no. Default `"none"`. */
-  readonly effect?: Extract<Effect, "none" | "applied">;
+  /**
+   * Whether an effect happened before the rule said no: `"none"` (default), `"applied"`, or
+   * `"unknown"` when the service refused without saying whether it changed anything. Only a
+   * write's effect is reported; a read's is always `"none"`.
+   */
+  readonly effect?: Effect;
 }
 
 /** Options for {@link transient}. */
@@ -34,7 +38,7 @@ export class ToolError extends Error {
     readonly kind: FailureKind,
     message: string,
     readonly retryAfterMs?: number,
-    readonly effect: Extract<Effect, "none" | "applied"> = "none",
+    readonly effect: Effect = "none",
   ) {
     super(message);
   }

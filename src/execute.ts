@@ -86,8 +86,8 @@ export function failureFor(
   switch (c.kind) {
     case "rejected": {
       const msg = "message" in c && c.message !== undefined && c.message.length > 0 ? c.message : MSG.rejected;
-      const applied = write && "effect" in c && c.effect === "applied";
-      return _fail("REJECTED", truncate(redact(msg), 200), false, applied ? "applied" : "none");
+      const effect = write && "effect" in c && c.effect !== undefined ? c.effect : "none";
+      return _fail("REJECTED", truncate(redact(msg), 200), false, effect);
     }
     case "denied": {
       const msg = "message" in c && c.message !== undefined && c.message.length > 0 ? c.message : MSG.denied;

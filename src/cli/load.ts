@@ -25,9 +25,14 @@ export function _isGate(v: unknown): v is Gate {
   return typeof g.call === "function" && typeof g.list === "function" && typeof g.tool === "function";
 }
 
+/** esbuild's (tsx's) "Transform failed with N error(s):" and, on the next line, the first one. */
+const TRANSFORM_FAILED = /^Transform failed with (\d+) errors?:\n(.+?): ERROR: (.+)$/m;
+
 function firstLine(e: unknown): string {
   const msg = e instanceof Error ? e.message : String(e);
-  const line = msg.split("\n", 1)[0] ?? "";
+  const esbuild = TRANSFORM_FAILED.exec(msg);
+  // A TypeScript syntax error: the first line alone drops where it is.
+  const line = esbuild !== null ? `${esbuild[2]!}: ${esbuild[3]!}${Number(esbuild[1]) > 1 ? ` (and ${Number(esbuild[1]) - 1} more errors)` : ""}` : (msg.split("\n", 1)[0] ?? "");
   return line.length > 300 ? line.slice(0, 300) + "…" : line;
 }
 

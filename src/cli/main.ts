@@ -27,7 +27,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 2;
   }
   const cmd = (await load()).default;
-  if (rest.includes("--help") || rest.includes("-h")) {
+  // Only the CLI's own arguments: after "--" they belong to someone else (proxy's upstream command).
+  const sep = rest.indexOf("--");
+  const own = sep === -1 ? rest : rest.slice(0, sep);
+  if (own.includes("--help") || own.includes("-h")) {
     process.stdout.write(cmd.usage + "\n");
     return 0;
   }

@@ -4,13 +4,16 @@
  * @module
  */
 import { CliError, parseFlags, type Command } from "./command.js";
-import { parseHostPort } from "./serve.js";
+import { DEFAULT_INHERITED_ENV_VARS, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { httpFlagOptions, httpFlagUsage, httpOptionsFromFlags } from "./http-flags.js";
 import { createProxy } from "../mcp/proxy/proxy.js";
 import { loadProxyConfig, type ProxyConfig } from "../mcp/proxy/config.js";
 import { UpstreamError, type UpstreamSpec } from "../mcp/proxy/upstream.js";
 import { serveStdio } from "../mcp/stdio.js";
 import { serveHttp } from "../mcp/http.js";
 import { isToolgateConfigError } from "../errors.js";
+
+const DEFAULT_ENV_LIST = DEFAULT_INHERITED_ENV_VARS.join(", ");
 
 const usage = `Usage: toolgate proxy [options] -- <upstream command> [args…]
        toolgate proxy [options] --upstream-url <url>
@@ -27,9 +30,10 @@ Options:
   --upstream-url <url>     Streamable HTTP upstream instead of a command
   --upstream-header <h>    "Name: value" header for --upstream-url (repeatable)
   --upstream-token-env <VAR>  send "Authorization: Bearer <token>" to --upstream-url, token from env VAR
-  --http <host:port>       serve clients over Streamable HTTP instead of stdio
-  --allow-remote           allow --http on a non-loopback address
-  --token-env <VAR>        with --http: require a bearer token from clients, read from env VAR
+  --env <VAR>              pass environment variable VAR to the upstream command (repeatable)
+  --inherit-env            pass the proxy's whole environment to the upstream command
+                           (default: only ${DEFAULT_ENV_LIST}, plus --env; never the proxy's own token variables)
+${httpFlagUsage}
   -h, --help               this help`;
 
 function log(line: string): void {
@@ -48,6 +52,27 @@ function envToken(flag: string, name: string): string {
   return v;
 }
 
+/**
+ * The upstream command's environment: the SDK's safe defaults (what an MCP host gives a server it
+ * starts) plus each `--env` variable, or the whole environment with `--inherit-env`. The proxy's
+ * own secrets (`--token-env`, `--upstream-token-env`) are never passed.
+ */
+export function upstreamEnv(names: readonly string[], inherit: boolean, secrets: readonly string[]): Record<string, string> {
+  for (const name of names) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
+      throw new CliError("E_USAGE", `--env expects a variable name, got ${JSON.stringify(name)} (set the value in the proxy's environment, not in argv)`);
+    }
+    if (secrets.includes(name)) throw new CliError("E_USAGE", `--env ${name}: that variable holds one of the proxy's own tokens (--token-env, --upstream-token-env); it is never passed to the upstream`);
+    if (process.env[name] === undefined) throw new CliError("E_USAGE", `--env: environment variable ${name} is not set`);
+  }
+  const base: Record<string, string> = inherit
+    ? Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined))
+    : getDefaultEnvironment();
+  for (const name of names) base[name] = process.env[name]!;
+  for (const name of secrets) delete base[name];
+  return base;
+}
+
 async function run(argv: readonly string[]): Promise<number> {
   const sep = argv.indexOf("--");
   const own = sep === -1 ? [...argv] : argv.slice(0, sep);
@@ -63,14 +88,18 @@ async function run(argv: readonly string[]): Promise<number> {
       "upstream-url": { type: "string" },
       "upstream-header": { type: "string", multiple: true },
       "upstream-token-env": { type: "string" },
-      "token-env": { type: "string" },
-      http: { type: "string" },
-      "allow-remote": { type: "boolean" },
+      env: { type: "string", multiple: true },
+      "inherit-env": { type: "boolean" },
+      ...httpFlagOptions,
     },
   });
+  // Every --http check before the upstream starts or the lock file is written.
+  const http = httpOptionsFromFlags(values);
+  const secrets = [values["token-env"], values["upstream-token-env"]].filter((v): v is string => v !== undefined);
   let upstream: UpstreamSpec;
   if (values["upstream-url"] !== undefined) {
     if (command.length > 0) throw new CliError("E_USAGE", "give either --upstream-url or -- <command>, not both");
+    if (values.env !== undefined || values["inherit-env"] === true) throw new CliError("E_USAGE", "--env and --inherit-env apply to an upstream command (-- <command>) only");
     let url: URL;
     try {
       url = new URL(values["upstream-url"]);
@@ -86,18 +115,11 @@ async function run(argv: readonly string[]): Promise<number> {
     if (values["upstream-header"] !== undefined || values["upstream-token-env"] !== undefined) {
       throw new CliError("E_USAGE", "--upstream-header and --upstream-token-env apply to --upstream-url only");
     }
-    // The upstream is a command the operator chose: it inherits the proxy's environment.
-    const env = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined));
-    upstream = { kind: "stdio", command: command[0]!, args: command.slice(1), env };
+    upstream = { kind: "stdio", command: command[0]!, args: command.slice(1), env: upstreamEnv(values.env ?? [], values["inherit-env"] === true, secrets) };
   }
   if (values["no-lock"] === true && (values.lock !== undefined || values["update-lock"] === true)) {
     throw new CliError("E_USAGE", "--no-lock cannot be combined with --lock or --update-lock");
   }
-  if (values.http === undefined && (values["allow-remote"] === true || values["token-env"] !== undefined)) {
-    throw new CliError("E_USAGE", "--allow-remote and --token-env apply to --http only");
-  }
-  const token = values["token-env"] === undefined ? undefined : envToken("--token-env", values["token-env"]);
-  const http = values.http === undefined ? undefined : parseHostPort(values.http);
   let config: ProxyConfig = {};
   try {
     if (values.config !== undefined) config = await loadProxyConfig(values.config);
@@ -133,12 +155,7 @@ async function run(argv: readonly string[]): Promise<number> {
       await handle.closed;
       return 0;
     }
-    const server = await serveHttp(() => proxy.createServer(), {
-      host: http.host,
-      port: http.port,
-      allowNonLoopback: values["allow-remote"] === true,
-      ...(token !== undefined ? { token } : {}),
-    }).catch((e: unknown) => {
+    const server = await serveHttp(() => proxy.createServer(), http).catch((e: unknown) => {
       throw isToolgateConfigError(e) ? new CliError("E_USAGE", e.message) : new CliError("E_LISTEN", `cannot listen on ${values.http}: ${e instanceof Error ? e.message : String(e)}`);
     });
     log(`listening on ${server.url.href}`);

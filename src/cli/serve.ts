@@ -9,9 +9,13 @@ import { createMcpServer } from "../mcp/server.js";
 import { serveStdio } from "../mcp/stdio.js";
 import { serveHttp } from "../mcp/http.js";
 import { isToolgateConfigError } from "../errors.js";
-import { createWriteStream } from "node:fs";
+import { httpFlagOptions, httpFlagUsage, httpOptionsFromFlags } from "./http-flags.js";
+import { createWriteStream, openSync } from "node:fs";
+import type { Writable } from "node:stream";
 import { createCallLog, jsonLineSink } from "../log/index.js";
 import type { Gate } from "../gate.js";
+
+export { parseHostPort } from "./http-flags.js";
 
 const usage = `Usage: toolgate serve <module> [options]
 
@@ -19,31 +23,48 @@ Serve the tools of <module> (default export: a gate or an array of defineTool va
 Speaks stdio unless --http is given.
 
 Options:
-  --http <host:port>     Streamable HTTP instead of stdio, e.g. 127.0.0.1:8080 (port 0: pick one)
-  --allow-remote         allow --http on a non-loopback address
-  --token-env <VAR>      require "Authorization: Bearer <token>" with the token read from env VAR
-  --origin <origin>      an accepted Origin (repeatable; default: the loopback origins of the port)
-  --name <name>          server name in initialize (default: the module's file name)
-  --server-version <v>   server version in initialize (default: 0.0.0)
-  --log <where>          one JSON line per call: stdout, stderr, off, or a file path to append to
-                         (default: stdout with --http; stderr with stdio, whose stdout is the protocol)
-  -h, --help             this help`;
+${httpFlagUsage}
+  --name <name>            server name in initialize (default: the module's file name)
+  --server-version <v>     server version in initialize (default: 0.0.0)
+  --log <where>            one JSON line per call: stdout, stderr, off, or a file path to append to
+                           (default: stdout with --http; stderr with stdio, whose stdout is the protocol)
+  -h, --help               this help`;
 
-/** Wrap the gate with a call log writing where `--log` says (never stdout on stdio). */
-function withCallLog(gate: Gate, where: string | undefined, stdio: boolean): Gate {
+/**
+ * Where `--log` writes: stdout, stderr or a file opened now (synchronously, so a bad path is a
+ * usage error before anything is served), or `undefined` for off. Never stdout on stdio.
+ */
+export function openCallLog(where: string | undefined, stdio: boolean): Writable | undefined {
   const target = where ?? (stdio ? "stderr" : "stdout");
-  if (target === "off") return gate;
+  if (target === "off") return undefined;
+  if (target === "") throw new CliError("E_USAGE", "--log expects stdout, stderr, off or a file path");
   if (target === "stdout" && stdio) throw new CliError("E_USAGE", "--log stdout would corrupt the stdio protocol; use stderr, off or a file");
-  const stream = target === "stdout" ? process.stdout : target === "stderr" ? process.stderr : createWriteStream(target, { flags: "a" });
-  return createCallLog({ sink: jsonLineSink(stream) }).instrument(gate);
+  if (target === "stdout") return process.stdout;
+  if (target === "stderr") return process.stderr;
+  let fd: number;
+  try {
+    fd = openSync(target, "a");
+  } catch (e) {
+    const code = typeof e === "object" && e !== null ? (e as { code?: unknown }).code : undefined;
+    throw new CliError("E_USAGE", `--log: cannot open ${target}: ${typeof code === "string" ? code : e instanceof Error ? e.message : String(e)}`);
+  }
+  return createWriteStream(target, { fd });
 }
 
-/** Parse `host:port` (`[::1]:8080` for IPv6). */
-export function parseHostPort(s: string): { host: string; port: number } {
-  const m = /^(?:\[([^\]]+)\]|([^:[\]]+)):(\d{1,5})$/.exec(s);
-  const port = m === null ? NaN : Number(m[3]);
-  if (m === null || !(port >= 0 && port <= 65535)) throw new CliError("E_USAGE", `--http expects host:port, got ${JSON.stringify(s)}`);
-  return { host: (m[1] ?? m[2])!, port };
+/**
+ * Wrap the gate with a call log on `stream`. A write error later (disk full, a closed pipe) is
+ * reported once on stderr and stops the call log; it never ends the server.
+ */
+function withCallLog(gate: Gate, stream: Writable | undefined, label: string): Gate {
+  if (stream === undefined) return gate;
+  let failed = false;
+  stream.on("error", (e: Error & { code?: unknown }) => {
+    if (failed) return;
+    failed = true;
+    if (stream !== process.stderr) process.stderr.write(`toolgate serve: --log ${label}: write failed (${typeof e.code === "string" ? e.code : e.message}); call logging stopped\n`);
+  });
+  const write = jsonLineSink(stream);
+  return createCallLog({ sink: (line, event) => void (failed || write(line, event)) }).instrument(gate);
 }
 
 async function run(argv: readonly string[]): Promise<number> {
@@ -51,10 +72,7 @@ async function run(argv: readonly string[]): Promise<number> {
     args: [...argv],
     allowPositionals: true,
     options: {
-      http: { type: "string" },
-      "allow-remote": { type: "boolean" },
-      "token-env": { type: "string" },
-      origin: { type: "string", multiple: true },
+      ...httpFlagOptions,
       name: { type: "string" },
       "server-version": { type: "string" },
       log: { type: "string" },
@@ -63,15 +81,9 @@ async function run(argv: readonly string[]): Promise<number> {
   const { values, positionals } = parsed;
   if (positionals.length !== 1) throw new CliError("E_USAGE", positionals.length === 0 ? "expected a module path" : "expected exactly one module path");
   const modulePath = positionals[0]!;
-  if (values.http === undefined && (values["token-env"] !== undefined || values["allow-remote"] === true || values.origin !== undefined)) {
-    throw new CliError("E_USAGE", "--token-env, --allow-remote and --origin apply to --http only");
-  }
-  let token: string | undefined;
-  if (values["token-env"] !== undefined) {
-    token = process.env[values["token-env"]];
-    if (token === undefined || token.length === 0) throw new CliError("E_USAGE", `--token-env: environment variable ${values["token-env"]} is not set`);
-  }
-  const gate = withCallLog(await loadGate(modulePath), values.log, values.http === undefined);
+  const httpOptions = httpOptionsFromFlags(values); // every --http check before the module loads
+  const log = openCallLog(values.log, values.http === undefined);
+  const gate = withCallLog(await loadGate(modulePath), log, values.log ?? (values.http === undefined ? "stderr" : "stdout"));
   const info = { name: values.name ?? basename(modulePath, extname(modulePath)), version: values["server-version"] ?? "0.0.0" };
   try {
     createMcpServer(gate, info); // check the listing once, before any client connects
@@ -79,7 +91,7 @@ async function run(argv: readonly string[]): Promise<number> {
     if (isToolgateConfigError(e)) throw new CliError("E_MODULE_TOOL", `${modulePath}: ${e.message}`);
     throw e;
   }
-  if (values.http === undefined) {
+  if (httpOptions === undefined) {
     const handle = await serveStdio(createMcpServer(gate, info));
     const stop = (): void => void handle.close();
     process.once("SIGINT", stop);
@@ -87,16 +99,9 @@ async function run(argv: readonly string[]): Promise<number> {
     await handle.closed;
     return 0;
   }
-  const { host, port } = parseHostPort(values.http);
   let http;
   try {
-    http = await serveHttp(() => createMcpServer(gate, info), {
-      host,
-      port,
-      allowNonLoopback: values["allow-remote"] === true,
-      ...(token !== undefined ? { token } : {}),
-      ...(values.origin !== undefined ? { allowedOrigins: values.origin } : {}),
-    });
+    http = await serveHttp(() => createMcpServer(gate, info), httpOptions);
   } catch (e) {
     if (isToolgateConfigError(e)) throw new CliError("E_USAGE", e.message);
     const code = typeof e === "object" && e !== null ? (e as { code?: unknown }).code : undefined;

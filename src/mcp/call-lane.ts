@@ -14,15 +14,17 @@
  * What the lane keeps of the SDK's behaviour, each tested in test/mcp/call-lane.test.ts:
  * `notifications/cancelled` aborts the call and no answer is sent for it (the notification still
  * reaches the SDK too); a closed connection aborts every call in flight and sends nothing; an
- * `answer` that throws a JSON-RPC error is sent as `{ code, message, data }` (any other throw as
- * -32603); a failed send — rejected or thrown — reaches `onerror`; a task-augmented call
- * (`params.task`) and a message that is not JSON-RPC 2.0 go to the SDK untouched.
+ * `answer` that throws a {@link ProtocolError} (or the SDK's `McpError`) is sent as
+ * `{ code, message, data }`; any other throw is sent as -32603 "Internal error" — its message
+ * may hold anything, a secret included, so it goes to `onerror` only; a failed send — rejected
+ * or thrown — reaches `onerror`; a task-augmented call (`params.task`) and a message that is not
+ * JSON-RPC 2.0 go to the SDK untouched.
  * @module
  */
 import { getEventListeners } from "node:events";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { ErrorCode, type JSONRPCMessage, type MessageExtraInfo, type RequestId } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, McpError, type JSONRPCMessage, type MessageExtraInfo, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { isRecord } from "./_record.js";
 
@@ -39,7 +41,22 @@ export interface CallRequestInfo {
   readonly signal: AbortSignal;
 }
 
-/** Answers one `tools/call`: resolves to its result, rejects with a JSON-RPC error (`code`, `message`, `data`). */
+/**
+ * A JSON-RPC error to send as is (`code`, `message`, `data`). The SDK's own `McpError` would
+ * prefix the message with "MCP error -32602:" a second time on the client. Anything else an
+ * answer throws is sent as -32603 "Internal error".
+ */
+export class ProtocolError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data: unknown,
+  ) {
+    super(message);
+  }
+}
+
+/** Answers one `tools/call`: resolves to its result, rejects with a {@link ProtocolError}. */
 export type CallAnswer = (params: unknown, info: CallRequestInfo) => Promise<Record<string, unknown>>;
 
 /** Idle controllers kept per connection: enough for the calls one client usually has in flight. */
@@ -54,10 +71,26 @@ export class LaneServer extends Server {
     this.#answer = answer;
   }
 
+  #laneCalls: () => number = () => 0;
+
   override async connect(transport: Transport): Promise<void> {
     await super.connect(transport);
-    openLane(transport, this.#answer, (e) => this.onerror?.(e));
+    this.#laneCalls = openLane(transport, this.#answer, (e) => this.onerror?.(e));
   }
+
+  /** @internal Requests still to be answered: the lane's calls and the SDK's own handlers. */
+  _inFlight(): number {
+    return this.#laneCalls() + sdkInFlight(this);
+  }
+}
+
+/**
+ * Requests the SDK's `Protocol` is still handling (its per-request abort controllers; a private
+ * field of SDK 1.x, read defensively: 0 when it is not there).
+ */
+export function sdkInFlight(server: Server): number {
+  const map = (server as unknown as { _requestHandlerAbortControllers?: unknown })._requestHandlerAbortControllers;
+  return map instanceof Map ? map.size : 0;
 }
 
 function isRequestId(v: unknown): v is RequestId {
@@ -68,10 +101,10 @@ function isRequestId(v: unknown): v is RequestId {
  * Put the lane in front of the handler `Protocol.connect` installed on `transport`. A transport
  * without one (not connected as the SDK does it) is left alone: the SDK path serves every call.
  */
-function openLane(transport: Transport, answer: CallAnswer, onerror: (e: Error) => void): void {
+function openLane(transport: Transport, answer: CallAnswer, onerror: (e: Error) => void): () => number {
   const sdk = transport.onmessage;
   const sdkClose = transport.onclose;
-  if (sdk === undefined) return;
+  if (sdk === undefined) return () => 0;
   const inFlight = new Map<RequestId, AbortController>();
   const idle: AbortController[] = [];
   let closed = false;
@@ -88,7 +121,7 @@ function openLane(transport: Transport, answer: CallAnswer, onerror: (e: Error) 
     }
     answered.then(
       (result) => respond(id, controller, { result, jsonrpc: "2.0", id }), // the SDK's key order: the same bytes on the wire
-      (e: unknown) => respond(id, controller, { jsonrpc: "2.0", id, error: errorOf(e) }),
+      (e: unknown) => respond(id, controller, { jsonrpc: "2.0", id, error: errorOf(e, onerror) }),
     );
   };
 
@@ -130,12 +163,17 @@ function openLane(transport: Transport, answer: CallAnswer, onerror: (e: Error) 
     for (const c of calls) c.abort(new Error("Connection closed"));
     sdkClose?.();
   };
+  return () => inFlight.size;
 }
 
-/** A JSON-RPC error object from what `answer` threw, as the SDK builds it. */
-function errorOf(e: unknown): { code: number; message: string; data?: unknown } {
-  const o = isRecord(e) ? e : {};
-  const code = Number.isSafeInteger(o.code) ? (o.code as number) : ErrorCode.InternalError;
-  const message = typeof o.message === "string" ? o.message : "Internal error";
-  return o.data !== undefined ? { code, message, data: o.data } : { code, message };
+/**
+ * The JSON-RPC error object for what `answer` threw: a protocol error as the SDK builds it;
+ * anything else as a fixed -32603 "Internal error", its detail to `onerror` only.
+ */
+export function errorOf(e: unknown, onerror: (e: Error) => void): { code: number; message: string; data?: unknown } {
+  if ((e instanceof ProtocolError || e instanceof McpError) && Number.isSafeInteger(e.code)) {
+    return e.data !== undefined ? { code: e.code, message: e.message, data: e.data } : { code: e.code, message: e.message };
+  }
+  onerror(new Error(`tools/call failed: ${e instanceof Error ? e.message : String(e)}`));
+  return { code: ErrorCode.InternalError, message: "Internal error" };
 }

@@ -1,3 +1,73 @@
+/** True for the wildcard addresses (`0.0.0.0`, `::`), which listen on every interface. */
+export function isWildcard(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, "");
+  return h === "0.0.0.0" || /^[0:]+$/.test(h);
+}
+
+const HOST_ENTRY = /^(?:\[[0-9a-f:.]+\]|[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_])?)(?::\d{1,5})?$/i;
+
+/**
+ * Check {@link HttpOptions} the way {@link serveHttp} does, without binding anything: call it
+ * before work that should not start on bad options. Throws {@link ToolgateConfigError}
+ * `E_MCP_HTTP` (a non-loopback host without `allowNonLoopback`, a wildcard bind without
+ * `allowedHosts`, a token shorter than 16 characters, a malformed host or origin entry, …).
+ * @example
+ * checkHttpOptions({ host: "0.0.0.0", allowNonLoopback: true, allowedHosts: ["tools.internal"] });
+ */
+export function checkHttpOptions(options: HttpOptions): void {
+  if (typeof options !== "object" || options === null) bad("options must be an object");
+  const host = options.host ?? "127.0.0.1";
+  const port = options.port ?? 0;
+  const path = options.path ?? "/mcp";
+  const maxBody = options.maxBodyBytes ?? 4 * 1024 * 1024;
+  const maxSessions = options.maxSessions ?? 1_000;
+  const idleMs = options.sessionIdleMs ?? 30 * 60_000;
+  if (typeof host !== "string" || host.length === 0) bad("host must be a non-empty string");
+  if (!isLoopback(host) && options.allowNonLoopback !== true) {
+    bad(`refusing to bind ${host}: not a loopback address (pass allowNonLoopback: true, or --allow-remote on the CLI)`);
+  }
+  if (isWildcard(host) && options.allowedHosts === undefined) {
+    bad(
+      `refusing to bind ${host}: a wildcard address listens on every interface and has no name to check the Host header against; ` +
+        "name the hosts clients connect to (allowedHosts, or --allowed-host on the CLI), or bind one address",
+    );
+  }
+  if (!Number.isInteger(port) || port < 0 || port > 65535) bad("port must be an integer from 0 to 65535");
+  if (typeof path !== "string" || !path.startsWith("/")) bad('path must start with "/"');
+  if (!Number.isInteger(maxBody) || maxBody < 1) bad("maxBodyBytes must be a positive integer");
+  if (!Number.isInteger(maxSessions) || maxSessions < 1) bad("maxSessions must be a positive integer");
+  if (!Number.isInteger(idleMs) || idleMs < 1) bad("sessionIdleMs must be a positive integer (ms)");
+  if (options.token !== undefined && (typeof options.token !== "string" || options.token.length < 16)) {
+    bad("token must be a string of at least 16 characters");
+  }
+  if (options.allowedHosts !== undefined) {
+    if (!Array.isArray(options.allowedHosts) || options.allowedHosts.length === 0) bad("allowedHosts must be a non-empty array of host names");
+    for (const h of options.allowedHosts as unknown[]) {
+      if (typeof h !== "string" || !HOST_ENTRY.test(h) || Number(/:(\d+)$/.exec(h.replace(/^\[[^\]]*\]/, ""))?.[1] ?? 0) > 65535) {
+        bad(`allowedHosts: ${JSON.stringify(h)} is not a host name or host:port (an IPv6 address goes in brackets, e.g. [::1]:8080)`);
+      }
+    }
+  }
+  if (options.allowedOrigins !== undefined) {
+    if (!Array.isArray(options.allowedOrigins)) bad("allowedOrigins must be an array of origins");
+    for (const o of options.allowedOrigins as unknown[]) {
+      let origin: string | undefined;
+      try {
+        origin = typeof o === "string" ? new URL(o).origin : undefined;
+      } catch {
+        origin = undefined;
+      }
+      if (origin === undefined || origin === "null" || origin !== (o as string).toLowerCase()) {
+        bad(
+          `allowedOrigins: ${JSON.stringify(o)} is not an origin as a browser sends it` +
+            (origin !== undefined && origin !== "null" ? `; use ${JSON.stringify(origin)}` : "") +
+            " (scheme://host[:port], no path or trailing slash)",
+        );
+      }
+    }
+  }
+}
+
 /**
  * Serve MCP over Streamable HTTP on `node:http`: loopback by default, Host and Origin checks
  * against DNS rebinding, an optional bearer token, a body size cap, one SDK server per session.
@@ -23,9 +93,17 @@ export interface HttpOptions {
   readonly path?: string;
   /** Require `Authorization: Bearer <token>`. Default: no token. */
   readonly token?: string;
-  /** Accepted `Origin` values (a request without Origin is accepted). Default: the loopback origins of the bound port. */
+  /**
+   * Accepted `Origin` values, each `scheme://host[:port]` as a browser sends it (no path, no
+   * trailing slash). A request without Origin is accepted. Default: `http://` + each default host.
+   */
   readonly allowedOrigins?: readonly string[];
-  /** Accepted `Host` header values. Default: `127.0.0.1:<port>`, `localhost:<port>`, `[::1]:<port>` (plus `host:port` when not loopback). */
+  /**
+   * Accepted `Host` headers, replacing the default: `name:port` matches exactly, a bare `name`
+   * (`[v6]` in brackets) matches that name on any port. Required for a wildcard bind
+   * (`0.0.0.0`, `::`), which has no name of its own to check. Default: `127.0.0.1:<port>`,
+   * `localhost:<port>`, `[::1]:<port>` (plus `host:port` when `host` is not loopback).
+   */
   readonly allowedHosts?: readonly string[];
   /** Largest accepted request body, bytes. Default 4 MiB. */
   readonly maxBodyBytes?: number;
@@ -112,32 +190,21 @@ function isInitialize(body: unknown): boolean {
 /**
  * Serve MCP over Streamable HTTP. `factory` builds one SDK server per session (e.g.
  * `() => createMcpServer(gate, info)`). Throws {@link ToolgateConfigError} (`E_MCP_HTTP`) on bad
- * options, such as a non-loopback host without `allowNonLoopback`.
+ * options (see {@link checkHttpOptions}), such as a non-loopback host without `allowNonLoopback`.
  * @example
  * const http = await serveHttp(() => createMcpServer(gate, { name: "orders", version: "1.0.0" }), { port: 0 });
  * console.log(http.url.href); // http://127.0.0.1:PORT/mcp
  */
 export async function serveHttp(factory: () => Server, options: HttpOptions = {}): Promise<HttpHandle> {
   if (typeof factory !== "function") bad("factory must be a function returning an MCP Server");
+  checkHttpOptions(options);
   const host = options.host ?? "127.0.0.1";
   const port = options.port ?? 0;
   const path = options.path ?? "/mcp";
   const maxBody = options.maxBodyBytes ?? 4 * 1024 * 1024;
   const maxSessions = options.maxSessions ?? 1_000;
-  if (typeof host !== "string" || host.length === 0) bad("host must be a non-empty string");
-  if (!isLoopback(host) && options.allowNonLoopback !== true) {
-    bad(`refusing to bind ${host}: not a loopback address (pass allowNonLoopback: true, or --allow-remote on the CLI)`);
-  }
-  if (!Number.isInteger(port) || port < 0 || port > 65535) bad("port must be an integer from 0 to 65535");
-  if (!path.startsWith("/")) bad('path must start with "/"');
-  if (!Number.isInteger(maxBody) || maxBody < 1) bad("maxBodyBytes must be a positive integer");
-  if (!Number.isInteger(maxSessions) || maxSessions < 1) bad("maxSessions must be a positive integer");
-  if (options.token !== undefined && (typeof options.token !== "string" || options.token.length < 16)) {
-    bad("token must be a string of at least 16 characters");
-  }
   const tokenDigest = options.token === undefined ? undefined : digest(options.token);
   const idleMs = options.sessionIdleMs ?? 30 * 60_000;
-  if (!Number.isInteger(idleMs) || idleMs < 1) bad("sessionIdleMs must be a positive integer (ms)");
   const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: Server; lastSeen: number }>();
   const sweep = setInterval(
     () => {
@@ -153,13 +220,14 @@ export async function serveHttp(factory: () => Server, options: HttpOptions = {}
   );
   sweep.unref();
   let allowedHosts: Set<string> = new Set();
+  let allowedNames: Set<string> = new Set(); // entries without a port: any port
   let allowedOrigins: Set<string> = new Set();
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? "/", "http://localhost");
     if (url.pathname !== path) return deny(res, 404, "Not found");
     const hostHeader = (req.headers.host ?? "").toLowerCase();
-    if (!allowedHosts.has(hostHeader)) return deny(res, 403, "Host not allowed");
+    if (!allowedHosts.has(hostHeader) && !allowedNames.has(hostHeader.replace(/:\d+$/, ""))) return deny(res, 403, "Host not allowed");
     const origin = req.headers.origin;
     if (origin !== undefined && !allowedOrigins.has(origin.toLowerCase())) return deny(res, 403, "Origin not allowed");
     if (tokenDigest !== undefined) {
@@ -217,8 +285,11 @@ export async function serveHttp(factory: () => Server, options: HttpOptions = {}
   });
   const bound = (http.address() as AddressInfo).port;
   const hosts = [`127.0.0.1:${bound}`, `localhost:${bound}`, `[::1]:${bound}`];
-  if (!isLoopback(host)) hosts.push(`${host.includes(":") ? `[${host}]` : host}:${bound}`);
-  allowedHosts = new Set((options.allowedHosts ?? hosts).map((h) => h.toLowerCase()));
+  if (!isLoopback(host) && !isWildcard(host)) hosts.push(`${host.includes(":") ? `[${host}]` : host}:${bound}`);
+  const entries = (options.allowedHosts ?? hosts).map((h) => h.toLowerCase());
+  const hasPort = (h: string): boolean => /:\d+$/.test(h.replace(/^\[[^\]]*\]/, ""));
+  allowedHosts = new Set(entries.filter(hasPort));
+  allowedNames = new Set(entries.filter((h) => !hasPort(h)));
   allowedOrigins = new Set((options.allowedOrigins ?? hosts.map((h) => `http://${h}`)).map((o) => o.toLowerCase()));
   const urlHost = host.includes(":") ? `[${host}]` : host;
   return {

@@ -22,7 +22,7 @@ export {
 export type { McpToolResult } from "./result.js";
 export { serveStdio } from "./stdio.js";
 export type { StdioHandle, StdioOptions } from "./stdio.js";
-export { isLoopback, serveHttp } from "./http.js";
+export { checkHttpOptions, isLoopback, serveHttp } from "./http.js";
 export type { HttpHandle, HttpOptions } from "./http.js";
 export { createProxy } from "./proxy/proxy.js";
 export type { Proxy, ProxyOptions } from "./proxy/proxy.js";

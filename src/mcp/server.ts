@@ -15,7 +15,7 @@ import type { CallMeta, ToolFailure } from "../result.js";
 import { ToolgateConfigError } from "../errors.js";
 import { IDEMPOTENCY_META_KEY, RESULT_META_KEY, toCallToolResult, type McpToolResult } from "./result.js";
 import { toMcpTool, type McpTool } from "./listing.js";
-import { LaneServer, type CallAnswer } from "./call-lane.js";
+import { LaneServer, ProtocolError, errorOf, type CallAnswer } from "./call-lane.js";
 import { isRecord } from "./_record.js";
 
 /** What {@link McpServerOptions.principal} sees about the request. */
@@ -34,7 +34,11 @@ export interface McpServerOptions {
   readonly version: string;
   /** Optional `instructions` for the client. Default: none. */
   readonly instructions?: string;
-  /** Map the request to the gate's principal (for `authorize`). Default: no principal. */
+  /**
+   * Map the request to the gate's principal (for `authorize`). Default: no principal. If it throws,
+   * the call is answered DENIED with a fixed message (nothing runs) and the error goes to the
+   * server's `onerror` only, never to the client.
+   */
   principal?(info: McpRequestInfo): Principal | undefined;
 }
 
@@ -64,20 +68,6 @@ function readParams(params: unknown): Params {
 }
 
 const RESERVED_META = "The _meta argument is reserved; send it as the request's params._meta";
-
-/**
- * A JSON-RPC error the SDK sends as is (`code`, `message`, `data`). The SDK's own McpError
- * would prefix the message with "MCP error -32602:" a second time on the client.
- */
-class ProtocolError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-    readonly data: unknown,
-  ) {
-    super(message);
-  }
-}
 
 /**
  * Create an MCP server (the SDK's `Server`) that lists and calls the gate's tools. Connect it to
@@ -143,7 +133,14 @@ export function _createMcpServer(gate: Gate, options: McpServerOptions, hooks: _
       if (isRecord(args)) args = { ...args, _meta: requestMeta };
     }
     if (principalOf !== undefined) {
-      const p = principalOf({ authInfo: info.authInfo, sessionId: info.sessionId });
+      let p: Principal | undefined;
+      try {
+        p = principalOf({ authInfo: info.authInfo, sessionId: info.sessionId });
+      } catch (e) {
+        // Fail closed, and never show the hook's message (a lookup error can carry a connection string).
+        report(new Error(`principal hook threw for ${JSON.stringify(name)}: ${e instanceof Error ? e.message : String(e)}`));
+        return principalFailed(gate, name, callId);
+      }
       if (p !== undefined) opts.principal = p;
     }
     const r = await gate.call(name, args, opts);
@@ -162,8 +159,16 @@ export function _createMcpServer(gate: Gate, options: McpServerOptions, hooks: _
     answer,
   );
   server.setRequestHandler(ListToolsRequestSchema, () => (listTools === undefined ? listResult : { tools: listTools() }));
-  const onCall = (request: z.infer<typeof CallRequest>, extra: RequestHandlerExtra<never, never>): Promise<McpToolResult> =>
-    answer(request.params, { id: extra.requestId, sessionId: extra.sessionId, authInfo: extra.authInfo, signal: extra.signal }) as Promise<McpToolResult>;
+  const report = (e: Error): void => server.onerror?.(e);
+  // The SDK would send any thrown error's own message; map it as the lane does (fixed -32603 unless a protocol error).
+  const onCall = async (request: z.infer<typeof CallRequest>, extra: RequestHandlerExtra<never, never>): Promise<McpToolResult> => {
+    try {
+      return (await answer(request.params, { id: extra.requestId, sessionId: extra.sessionId, authInfo: extra.authInfo, signal: extra.signal })) as McpToolResult;
+    } catch (e) {
+      const error = errorOf(e, report);
+      throw new ProtocolError(error.code, error.message, error.data);
+    }
+  };
   // Registered on the SDK's Protocol base class rather than through Server#setRequestHandler,
   // whose tools/call wrapper re-parses every request with the SDK's schema and re-validates our
   // result (built by toCallToolResult, so well-formed by construction) with CallToolResultSchema.
@@ -177,19 +182,39 @@ export function _createMcpServer(gate: Gate, options: McpServerOptions, hooks: _
   return server;
 }
 
+/** The unknown-tool protocol error (-32602 with the envelope in `data`). */
+function unknownTool(name: string, callId: string): never {
+  const unknown: ToolFailure = {
+    ok: false,
+    code: "UNKNOWN_TOOL",
+    message: "Unknown tool; pick one of the listed tools",
+    retryable: false,
+    effect: "none",
+    meta: { tool: name, version: "", callId, attempts: 0, durationMs: 0 },
+  };
+  throw new ProtocolError(ErrorCode.InvalidParams, unknown.message, { [RESULT_META_KEY]: unknown });
+}
+
+const PRINCIPAL_FAILED = "The caller could not be identified; the call was refused";
+
+/** The `principal` hook threw: DENIED before the gate (nothing ran), with a fixed message. */
+function principalFailed(gate: Gate, name: string, callId: string): McpToolResult {
+  const tool = gate.tool(name);
+  if (tool === undefined) return unknownTool(name, callId);
+  const failure: ToolFailure = {
+    ok: false,
+    code: "DENIED",
+    message: PRINCIPAL_FAILED,
+    retryable: false,
+    effect: "none",
+    meta: { tool: name, version: tool.version, callId, attempts: 0, durationMs: 0 },
+  };
+  return toCallToolResult(failure, false);
+}
+
 function reservedMeta(gate: Gate, name: string, callId: string): McpToolResult {
   const tool = gate.tool(name);
-  if (tool === undefined) {
-    const unknown: ToolFailure = {
-      ok: false,
-      code: "UNKNOWN_TOOL",
-      message: "Unknown tool; pick one of the listed tools",
-      retryable: false,
-      effect: "none",
-      meta: { tool: name, version: "", callId, attempts: 0, durationMs: 0 },
-    };
-    throw new ProtocolError(ErrorCode.InvalidParams, unknown.message, { [RESULT_META_KEY]: unknown });
-  }
+  if (tool === undefined) return unknownTool(name, callId);
   const failure: ToolFailure = {
     ok: false,
     code: "INVALID_INPUT",

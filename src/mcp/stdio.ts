@@ -6,6 +6,8 @@
 import type { Readable, Writable } from "node:stream";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { LaneServer, sdkInFlight } from "./call-lane.js";
+import { ToolgateConfigError } from "../errors.js";
 
 /** A diagnostic line for a transport error that never repeats what the peer sent. */
 export function describeError(e: Error): string {
@@ -23,22 +25,31 @@ export interface StdioOptions {
   readonly stdout?: Writable;
   /** Largest buffered incoming message, bytes; a larger one is dropped with an error. Default 16 MiB. */
   readonly maxMessageBytes?: number;
+  /**
+   * When stdin ends, how long the calls still in flight may take to answer before the server
+   * closes and aborts the rest, ms. Default 60,000.
+   */
+  readonly drainMs?: number;
 }
 
 /** A running stdio server. */
 export interface StdioHandle {
-  /** Resolves when the transport closed (stdin ended or {@link StdioHandle.close} was called). */
+  /** Resolves when the transport closed (stdin ended and the calls in flight answered, or {@link StdioHandle.close} was called). */
   readonly closed: Promise<void>;
+  /** Close now: calls still in flight are aborted and get no answer. */
   close(): Promise<void>;
 }
 
 /**
- * Connect `server` to stdio and keep serving until stdin ends.
+ * Connect `server` to stdio and keep serving until stdin ends. Calls in flight when it ends still
+ * answer (for up to `drainMs`), as the SDK's own stdio server does; then the server closes.
  * @example
  * const handle = await serveStdio(createMcpServer(gate, { name: "orders", version: "1.0.0" }));
  * await handle.closed;
  */
 export async function serveStdio(server: Server, options: StdioOptions = {}): Promise<StdioHandle> {
+  const drainMs = options.drainMs ?? 60_000;
+  if (!Number.isInteger(drainMs) || drainMs < 0) throw new ToolgateConfigError("E_MCP_OPTIONS", "serveStdio: drainMs must be a non-negative integer (ms)");
   const stdin = options.stdin ?? process.stdin;
   const stdout = options.stdout ?? process.stdout;
   const transport = new StdioServerTransport(stdin, stdout, { maxBufferSize: options.maxMessageBytes ?? 16 * 1024 * 1024 });
@@ -55,7 +66,17 @@ export async function serveStdio(server: Server, options: StdioOptions = {}): Pr
   const close = async (): Promise<void> => {
     await server.close();
   };
-  stdin.once("end", () => void close());
-  stdin.once("close", () => void close());
+  let ending = false;
+  // The client will send nothing more; what it asked for is still answered (bounded), then close.
+  const end = async (): Promise<void> => {
+    if (ending) return;
+    ending = true;
+    const inFlight = (): number => (server instanceof LaneServer ? server._inFlight() : sdkInFlight(server));
+    const until = Date.now() + drainMs;
+    while (inFlight() > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 5));
+    await close();
+  };
+  stdin.once("end", () => void end());
+  stdin.once("close", () => void end());
   return { closed, close };
 }

@@ -14,7 +14,7 @@ export interface Classified {
   /** Only for ToolErrors: the message the tool chose to show. */
   readonly message?: string;
   /** Only for rejections: whether the effect applied. */
-  readonly effect?: "none" | "applied";
+  readonly effect?: "none" | "applied" | "unknown";
 }
 
 const TRANSIENT_CODES = new Set([

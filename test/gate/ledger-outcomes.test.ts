@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createGate, defineTool, denied } from "../../src/index.js";
+import { createGate, defineTool, denied, reject } from "../../src/index.js";
 import { memoryLedger } from "../../src/ledger/index.js";
 
 const base = { version: "1", description: "d", input: z.object({ amount: z.number() }), output: z.object({ id: z.string() }), effect: "write" } as const;
@@ -119,5 +119,15 @@ describe("the gate and its ledger", () => {
     expect(r).toMatchObject({ ok: false, code: "FAILED", effect: "unknown", meta: { attempts: 1 } });
     expect(runs).toBe(1);
     expect(reconciles).toBe(0);
+  });
+
+  it("reject's effect is reported for writes (none, applied, unknown) and is always none for reads", async () => {
+    for (const effect of ["none", "applied", "unknown"] as const) {
+      const w = defineTool({ ...base, name: "w", execute: () => Promise.reject(reject("no", { effect })) });
+      const r = defineTool({ ...base, name: "r", effect: "read", execute: () => Promise.reject(reject("no", { effect })) });
+      const gate = createGate({ tools: [w, r] });
+      expect(await gate.call("w", { amount: 1 })).toMatchObject({ code: "REJECTED", effect, retryable: false });
+      expect(await gate.call("r", { amount: 1 })).toMatchObject({ code: "REJECTED", effect: "none" });
+    }
   });
 });

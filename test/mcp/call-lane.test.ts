@@ -194,4 +194,68 @@ describe("tools/call lane", () => {
     expect(byId.get(13)).toMatchObject({ error: { code: -32602, message: expect.stringMatching(/params.name must be a string/) } });
     await server.close();
   });
+  it("a throwing principal hook: DENIED with a fixed message on both paths, the detail to onerror only", async () => {
+    const { gate, started } = slowGate();
+    const SECRET = "postgres://admin:hunter2@db.internal/users";
+    const server = createMcpServer(gate, {
+      name: "t",
+      version: "1",
+      principal: () => {
+        throw new Error(`lookup failed: ${SECRET}`);
+      },
+    });
+    const errors: string[] = [];
+    server.onerror = (e) => void errors.push(e.message);
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    const got: JSONRPCMessage[] = [];
+    b.onmessage = (m) => void got.push(m);
+    await b.start();
+    const call = (id: number, name = "wait"): JSONRPCMessage => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: { ms: 1 } } });
+    await b.send(call(1)); // queued: the SDK path
+    await b.send(call(2, "nope"));
+    await server.connect(a);
+    await b.send(call(11)); // the lane
+    await b.send(call(12, "nope"));
+    await until(() => got.length === 4);
+    const byId = new Map(got.map((m) => ["id" in m ? Number(m.id) : -1, m]));
+    for (const id of [1, 11]) {
+      const result = (byId.get(id) as { result?: unknown }).result;
+      expect(fromCallToolResult(result), `request ${id}`).toMatchObject({
+        ok: false,
+        code: "DENIED",
+        message: "The caller could not be identified; the call was refused",
+        retryable: false,
+        effect: "none",
+        meta: { attempts: 0 },
+      });
+    }
+    // An unknown tool stays the unknown-tool protocol error.
+    for (const id of [2, 12]) expect(byId.get(id)).toMatchObject({ error: { code: -32602 } });
+    expect(JSON.stringify(got)).not.toMatch(/hunter2|lookup failed/);
+    expect(started).toEqual([]); // nothing ran
+    expect(errors.filter((e) => e.includes(SECRET))).toHaveLength(4);
+    await server.close();
+  });
+
+  it("any other throw is -32603 \"Internal error\" on both paths, never its message", async () => {
+    const { gate } = slowGate();
+    // A wrapped gate whose call throws (a programmer error): nothing of its message may reach the client.
+    const broken = { ...gate, list: () => gate.list(), tool: (n: string) => gate.tool(n), call: () => Promise.reject(new Error("db password=hunter2")) };
+    const server = createMcpServer(broken as typeof gate, { name: "t", version: "1" });
+    const errors: string[] = [];
+    server.onerror = (e) => void errors.push(e.message);
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    const got: JSONRPCMessage[] = [];
+    b.onmessage = (m) => void got.push(m);
+    await b.start();
+    const call = (id: number): JSONRPCMessage => ({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "wait", arguments: { ms: 1 } } });
+    await b.send(call(1));
+    await server.connect(a);
+    await b.send(call(11));
+    await until(() => got.length === 2);
+    for (const m of got) expect(m).toMatchObject({ error: { code: -32603, message: "Internal error" } });
+    expect(JSON.stringify(got)).not.toMatch(/hunter2/);
+    expect(errors.filter((e) => e.includes("hunter2"))).toHaveLength(2);
+    await server.close();
+  });
 });

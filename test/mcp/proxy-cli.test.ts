@@ -63,7 +63,7 @@ describe("toolgate proxy in front of @modelcontextprotocol/server-memory", () =>
     const dir = tempDir();
     const config = join(dir, "config.json");
     writeFileSync(config, JSON.stringify({ tools: { read_graph: { effect: "read" } } }));
-    client = await proxyClient(["--config", config, "--no-lock", "--", process.execPath, MEMORY], { MEMORY_FILE_PATH: join(dir, "memory.jsonl") });
+    client = await proxyClient(["--config", config, "--no-lock", "--env", "MEMORY_FILE_PATH", "--", process.execPath, MEMORY], { MEMORY_FILE_PATH: join(dir, "memory.jsonl") });
   });
   afterAll(async () => client?.close());
 

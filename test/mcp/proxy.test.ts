@@ -16,7 +16,7 @@ const receivedBy = async (client: Client): Promise<Record<string, number>> =>
 describe("proxy: validation against the upstream's own schemas", () => {
   let ctx: Awaited<ReturnType<typeof proxied>>;
   beforeAll(async () => {
-    ctx = await proxied({ config: { tools: { echo: { effect: "read" }, add: { effect: "read" } } } });
+    ctx = await proxied({ config: { tools: { echo: { effect: "read" }, add: { effect: "read" }, fail: { effect: "read" } } } });
   });
   afterAll(async () => ctx?.close());
 
@@ -31,7 +31,7 @@ describe("proxy: validation against the upstream's own schemas", () => {
       additionalProperties: false,
     });
     expect(echo.annotations?.readOnlyHint).toBe(true);
-    expect(tools.find((t) => t.name === "fail")!.annotations?.readOnlyHint).toBe(false);
+    expect(tools.find((t) => t.name === "email")!.annotations?.readOnlyHint).toBe(false);
     expect(tools.find((t) => t.name === "add")!.outputSchema).toMatchObject({ properties: { sum: { type: "integer" } } });
   });
 
@@ -72,7 +72,7 @@ describe("proxy: validation against the upstream's own schemas", () => {
     expect(envelope(await ctx.client.callTool({ name: "badblock", arguments: {} }))).toMatchObject({ code: "INVALID_OUTPUT", issues: [{ path: expect.stringMatching(/^content\.0/) }] });
   });
 
-  it("an upstream tool error becomes REJECTED with the upstream's text", async () => {
+  it("an upstream tool error of a read becomes REJECTED with the upstream's text", async () => {
     expect(envelope(await ctx.client.callTool({ name: "fail", arguments: {} }))).toMatchObject({ code: "REJECTED", message: "city not found", retryable: false });
   });
 
@@ -271,7 +271,12 @@ describe("proxy: pinned tool definitions", () => {
     writeFileSync(lockPath, JSON.stringify({ version: 1, tools: {} }));
     const ctx = await proxied({ lockPath });
     try {
-      expect(envelope(await ctx.client.callTool({ name: "echo", arguments: { text: "hi" } }))).toMatchObject({ code: "DENIED", message: expect.stringMatching(/not pinned/) });
+      // meta.version: the refused definition's hash prefix, as for a served tool
+      expect(envelope(await ctx.client.callTool({ name: "echo", arguments: { text: "hi" } }))).toMatchObject({
+        code: "DENIED",
+        message: expect.stringMatching(/not pinned/),
+        meta: { version: expect.stringMatching(/^[0-9a-f]{12}$/) },
+      });
     } finally {
       await ctx.close();
     }

@@ -1,16 +1,19 @@
 /**
- * Tool definition pinning: a lock file records a hash of each upstream tool's name, description
- * and schemas; a tool whose hash differs from its pin (or that has no pin in an existing lock) is
- * refused until re-approved with `--update-lock`.
+ * Tool definition pinning: a lock file records a hash of everything the proxy forwards of an
+ * upstream tool to its clients (name, title, description and schemas); a tool whose hash differs
+ * from its pin (or that has no pin in an existing lock) is refused until re-approved with
+ * `--update-lock`.
  * @module
  */
 import { createHash } from "node:crypto";
-import { readFile, rename, writeFile } from "node:fs/promises";
+import { readFile, rename, rm, writeFile } from "node:fs/promises";
 import { ToolgateConfigError } from "../../errors.js";
 
 /** What a pin covers of an upstream tool. */
 export interface PinnedShape {
   readonly name: string;
+  /** Hashed only when present, so pins of tools without a title stay what they were. */
+  readonly title?: string | undefined;
   readonly description?: string | undefined;
   readonly inputSchema: unknown;
   readonly outputSchema?: unknown;
@@ -37,11 +40,15 @@ export function canonicalJson(v: unknown): string {
 }
 
 /**
- * The pin of one tool: `sha256:` + hex of the canonical JSON of name, description, input and output schema.
+ * The pin of one tool: `sha256:` + hex of the canonical JSON of every field the proxy forwards to
+ * its clients: name, description, input and output schema, and `title` when the tool has one
+ * (absent, it is left out of the hash: lock files written before titles were pinned stay valid).
+ * Upstream `annotations`, `icons` and `_meta` are not forwarded, so they are not pinned.
  * @example hashTool({ name: "echo", description: "Echo", inputSchema: { type: "object" } })
  */
 export function hashTool(t: PinnedShape): string {
-  const doc = { name: t.name, description: t.description ?? "", inputSchema: t.inputSchema ?? null, outputSchema: t.outputSchema ?? null };
+  const doc: Record<string, unknown> = { name: t.name, description: t.description ?? "", inputSchema: t.inputSchema ?? null, outputSchema: t.outputSchema ?? null };
+  if (t.title !== undefined) doc.title = t.title;
   return "sha256:" + createHash("sha256").update(canonicalJson(doc)).digest("hex");
 }
 
@@ -73,12 +80,40 @@ export async function readLock(path: string): Promise<LockFile | undefined> {
   return { version: 1, tools: { ...(d.tools as Record<string, string>) } };
 }
 
-/** Write a lock file atomically (temp file, then rename). */
+/**
+ * Write a lock file atomically (temp file, then rename). Throws `E_PROXY_LOCK` when it cannot be
+ * written; the temp file is removed then.
+ * @example await writeLock("toolgate.lock.json", { version: 1, tools: { echo: hashTool(echoTool) } });
+ */
 export async function writeLock(path: string, lock: LockFile): Promise<void> {
   const sorted = Object.fromEntries(Object.entries(lock.tools).sort(([a], [b]) => (a < b ? -1 : 1)));
   const tmp = `${path}.${process.pid}.${Date.now()}.tmp`;
-  await writeFile(tmp, JSON.stringify({ version: 1, tools: sorted }, null, 2) + "\n", "utf8");
-  await rename(tmp, path);
+  try {
+    await writeFile(tmp, JSON.stringify({ version: 1, tools: sorted }, null, 2) + "\n", "utf8");
+    await rename(tmp, path);
+  } catch (e) {
+    await rm(tmp, { force: true }).catch(() => undefined);
+    bad(path, `cannot be written (${String((e as { code?: unknown }).code ?? e)})`);
+  }
+}
+
+/**
+ * One line per difference between two pin sets: `new`, `changed` (old → new) and `removed` tools,
+ * by name, with hashes shortened to `sha256:` + 12 hex digits.
+ * @example lockChanges(oldLock.tools, newPins).forEach((l) => console.error(`lock: ${l}`));
+ */
+export function lockChanges(before: Readonly<Record<string, string>>, after: Readonly<Record<string, string>>): string[] {
+  const short = (h: string): string => h.slice(0, 19);
+  const lines: string[] = [];
+  for (const name of [...new Set([...Object.keys(before), ...Object.keys(after)])].sort()) {
+    const was = Object.hasOwn(before, name) ? before[name] : undefined;
+    const now = Object.hasOwn(after, name) ? after[name] : undefined;
+    if (was === now) continue;
+    if (was === undefined) lines.push(`${name}: new ${short(now!)}`);
+    else if (now === undefined) lines.push(`${name}: removed (was ${short(was)})`);
+    else lines.push(`${name}: changed ${short(was)} -> ${short(now)}`);
+  }
+  return lines;
 }
 
 /** Why a tool is refused by its pin. */
@@ -86,7 +121,7 @@ export type PinVerdict = { readonly ok: true } | { readonly ok: false; readonly 
 
 /** Compare a tool's current hash with the lock. */
 export function checkPin(lock: LockFile, name: string, hash: string): PinVerdict {
-  const pinned = lock.tools[name];
+  const pinned = Object.hasOwn(lock.tools, name) ? lock.tools[name] : undefined;
   if (pinned === undefined) return { ok: false, reason: "unpinned" };
   return pinned === hash ? { ok: true } : { ok: false, reason: "changed" };
 }

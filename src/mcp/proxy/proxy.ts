@@ -9,18 +9,20 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Tool as SdkTool } from "@modelcontextprotocol/sdk/types.js";
 import { createGate, type Gate } from "../../gate.js";
 import { defineTool, type AnyTool } from "../../tool.js";
-import { reject } from "../../errors.js";
+import type { Limits } from "../../harden.js";
 import { onAttemptAbort } from "../../attempt.js";
-import type { CallMeta, ToolFailure } from "../../result.js";
+import type { CallMeta } from "../../result.js";
 import { _createMcpServer } from "../server.js";
 import { toMcpTool, type McpTool } from "../listing.js";
 import { CALL_META_KEY, type McpToolResult } from "../result.js";
 import { ajvStandardSchema, createAjvCompilers, type AjvCompilers } from "./ajv.js";
-import { checkPin, hashTool, readLock, writeLock, type LockFile } from "./pin.js";
-import { createUpstream, UpstreamError, type Upstream, type UpstreamSpec } from "./upstream.js";
+import { checkPin, hashTool, lockChanges, readLock, writeLock, type LockFile } from "./pin.js";
+import { createUpstream, UpstreamError, type InvalidTool, type Upstream, type UpstreamSpec } from "./upstream.js";
+import { admissionGate, deniedFor, DUPLICATE, type AdmissionState } from "./admission.js";
 import { tokenBucket, type Bucket } from "./rate.js";
 import type { ProxyConfig } from "./config.js";
 import { outputSchemaFor } from "./output.js";
+import { forwardMeta, upstreamToolError } from "./upstream-result.js";
 
 /** Options of {@link createProxy}. */
 export interface ProxyOptions {
@@ -47,9 +49,17 @@ export interface ProxyOptions {
 
 /** A running proxy. */
 export interface Proxy {
-  /** The gate over the upstream's accepted tools. */
+  /**
+   * The gate the proxy serves: the upstream's accepted tools, with the proxy's own checks in the
+   * pipeline's order (a refused tool is DENIED; arguments are validated; then the upstream's state
+   * and the rate limit). What the MCP server calls; a library caller gets the same answers.
+   */
   readonly gate: Gate;
-  /** Tool name → why it is not served (`changed`, `unpinned`, `denied by config`, a schema that does not compile…). */
+  /**
+   * Tool name → why it is not served: `changed`, `unpinned`, `listed twice by the upstream` (these
+   * three answer DENIED), or a reason it cannot be served (an invalid definition, a schema that
+   * does not compile, a name outside `[A-Za-z0-9_-]{1,64}`). Tools left out by allow/deny are not here.
+   */
   refused(): ReadonlyMap<string, string>;
   /** A new MCP server for one client connection (stdio, or one per HTTP session). */
   createServer(): Server;
@@ -58,46 +68,8 @@ export interface Proxy {
   close(): Promise<void>;
 }
 
-const MSG = {
-  changed: "The tool's definition changed since it was pinned; an operator must re-approve it (toolgate proxy --update-lock)",
-  unpinned: "The tool is not pinned in the lock file; an operator must approve it (toolgate proxy --update-lock)",
-  down: "The upstream server is restarting; try again later",
-  rate: "The tool's rate limit is reached; try again later",
-  upstreamError: "The upstream tool reported an error",
-} as const;
-
-function failure(name: string, version: string, callId: string, code: "DENIED" | "RETRYABLE", message: string, retryAfterMs?: number): ToolFailure {
-  return {
-    ok: false,
-    code,
-    message,
-    retryable: code === "RETRYABLE",
-    ...(retryAfterMs !== undefined ? { retryAfterMs: Math.max(1, Math.ceil(retryAfterMs)) } : {}),
-    effect: "none",
-    meta: { tool: name, version, callId, attempts: 0, durationMs: 0 },
-  };
-}
-
-function textOf(result: Record<string, unknown>): string {
-  const content = Array.isArray(result.content) ? (result.content as unknown[]) : [];
-  for (const c of content) {
-    if (typeof c === "object" && c !== null && (c as { type?: unknown }).type === "text" && typeof (c as { text?: unknown }).text === "string") {
-      const t = (c as { text: string }).text.trim();
-      if (t.length > 0) return t.slice(0, 200);
-    }
-  }
-  return MSG.upstreamError;
-}
-
-/** Request `_meta` forwarded upstream: toolgate's own keys and the client's progress token stay here. */
-function forwardMeta(meta: Readonly<Record<string, unknown>>): Record<string, unknown> | undefined {
-  let out: Record<string, unknown> | undefined;
-  for (const [k, v] of Object.entries(meta)) {
-    if (k === "progressToken" || k.startsWith("toolgate/")) continue;
-    (out ??= {})[k] = v;
-  }
-  return out;
-}
+/** A tool's `version` in envelopes: the first 12 hex digits of its pin hash. */
+const versionOf = (t: SdkTool): string => hashTool(t).slice(7, 19);
 
 interface Built {
   readonly tool: AnyTool;
@@ -118,7 +90,7 @@ function buildTool(t: SdkTool, config: ProxyConfig, ajv: AjvCompilers, upstream:
   try {
     const tool = defineTool({
       name: t.name,
-      version: hashTool(t).slice(7, 19),
+      version: versionOf(t),
       description: t.description !== undefined && t.description.length > 0 ? t.description : t.name,
       input: ajvStandardSchema(t.inputSchema as Record<string, unknown>, input.validate),
       output: output.schema,
@@ -130,7 +102,7 @@ function buildTool(t: SdkTool, config: ProxyConfig, ajv: AjvCompilers, upstream:
       classify: (e) => (e instanceof UpstreamError ? (e.transient ? { kind: "transient", ...(e.retryAfterMs !== undefined ? { retryAfterMs: e.retryAfterMs } : {}) } : "permanent") : undefined),
       execute: async (args, ctx) => {
         const result = await upstream.call(t.name, args, forwardMeta(ctx.meta), onAttemptAbort(ctx), timeoutMs);
-        if (result.isError === true) throw reject(textOf(result));
+        if (result.isError === true) throw upstreamToolError(result, effect);
         return result;
       },
     });
@@ -152,6 +124,7 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
   const log = (l: string): void => options.onLog?.(l);
   const refused = new Map<string, string>();
   const pinned = new Map<string, string>();
+  const versions = new Map<string, string>();
   let rebuildList: (() => void) | undefined;
   const upstream = createUpstream(options.upstream, {
     ...(config.restart?.initialDelayMs !== undefined ? { initialDelayMs: config.restart.initialDelayMs } : {}),
@@ -160,28 +133,52 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
     ...(options.connectTimeoutMs !== undefined ? { connectTimeoutMs: options.connectTimeoutMs } : {}),
     ...(options.startAttempts !== undefined ? { startAttempts: options.startAttempts } : {}),
     onLog: log,
-    onTools: (tools) => {
-      // A definition that changed under a running proxy is refused from now on.
-      for (const t of tools) {
+    onTools: (list, invalid) => {
+      // A served tool whose definition changed, is listed twice, or is no longer a valid tool is refused from now on.
+      const counts = nameCounts(list, invalid);
+      const changed = (name: string, why: string): void => {
+        if (!pinned.has(name) || refused.get(name) === "changed") return;
+        refused.set(name, "changed");
+        log(`tool ${name}: ${why}; refused until --update-lock`);
+      };
+      for (const t of list) {
         const pin = pinned.get(t.name);
-        if (pin !== undefined && pin !== hashTool(t) && refused.get(t.name) !== "changed") {
-          refused.set(t.name, "changed");
-          log(`tool ${t.name}: definition changed since it was pinned; refused until --update-lock`);
+        if (pin === undefined) continue;
+        if ((counts.get(t.name) ?? 0) > 1) changed(t.name, DUPLICATE);
+        else if (pin !== hashTool(t)) {
+          changed(t.name, "definition changed since it was pinned");
+          versions.set(t.name, versionOf(t)); // DENIED names the refused definition
         }
       }
+      for (const bad of invalid) if (bad.name !== undefined) changed(bad.name, "definition is no longer a valid MCP tool");
       rebuildList?.();
     },
   });
   const tools = await upstream.start();
   try {
+    const invalid = upstream.invalidTools();
     const allow = config.allow === undefined ? undefined : new Set(config.allow);
     const deny = new Set(config.deny ?? []);
+    const exposed = (name: string): boolean => (allow === undefined || allow.has(name)) && !deny.has(name);
     const lock: LockFile | undefined = options.lockPath === undefined ? undefined : await readLock(options.lockPath);
+    const counts = nameCounts(tools, invalid);
+    const offered = new Set(counts.keys());
+    for (const t of tools) if (!versions.has(t.name)) versions.set(t.name, versionOf(t));
+    for (const bad of invalid) {
+      if (bad.name !== undefined && exposed(bad.name) && (counts.get(bad.name) ?? 0) === 1) refused.set(bad.name, bad.reason);
+    }
     const ajv = createAjvCompilers();
     const built: Built[] = [];
+    const pins: Record<string, string> = {};
     for (const t of tools) {
-      if ((allow !== undefined && !allow.has(t.name)) || deny.has(t.name)) continue; // not exposed at all
-      if (options.lockPath !== undefined && lock !== undefined && options.updateLock !== true) {
+      if (!exposed(t.name)) continue; // not exposed at all
+      if ((counts.get(t.name) ?? 0) > 1) {
+        if (!refused.has(t.name)) log(`tool ${t.name}: ${DUPLICATE}; not served and not pinned`);
+        refused.set(t.name, DUPLICATE);
+        continue;
+      }
+      pins[t.name] = hashTool(t);
+      if (lock !== undefined && options.updateLock !== true) {
         const v = checkPin(lock, t.name, hashTool(t));
         if (!v.ok) {
           refused.set(t.name, v.reason);
@@ -198,20 +195,23 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
       built.push(b);
       pinned.set(t.name, b.hash);
     }
-    for (const name of Object.keys(config.tools ?? {})) {
-      if (!tools.some((t) => t.name === name)) log(`config: tool ${name} is not offered by the upstream`);
+    for (const [where, names] of [["allow", config.allow ?? []], ["deny", config.deny ?? []], ["tools", Object.keys(config.tools ?? {})]] as const) {
+      for (const name of names) if (!offered.has(name)) log(`config: ${where} names tool ${name}, which the upstream does not offer`);
     }
     if (options.lockPath !== undefined && (lock === undefined || options.updateLock === true)) {
-      const entries = Object.fromEntries(
-        tools.filter((t) => !((allow !== undefined && !allow.has(t.name)) || deny.has(t.name))).map((t) => [t.name, hashTool(t)]),
-      );
-      await writeLock(options.lockPath, { version: 1, tools: entries });
-      log(`pinned ${Object.keys(entries).length} tool(s) in ${options.lockPath}`);
+      if (lock !== undefined) {
+        const diff = lockChanges(lock.tools, pins);
+        for (const line of diff) log(`lock: ${line}`);
+        if (diff.length === 0) log("lock: no tool changed");
+      }
+      await writeLock(options.lockPath, { version: 1, tools: pins });
+      log(`pinned ${Object.keys(pins).length} tool(s) in ${options.lockPath}`);
     }
     if (built.length === 0) log("no upstream tool is served");
+    const limits: Partial<Limits> | undefined = config.limits !== undefined ? definedOnly(config.limits) : undefined;
     const gate = createGate({
       tools: built.length > 0 ? built.map((b) => b.tool) : [placeholderTool()],
-      ...(config.limits !== undefined ? { limits: definedOnly(config.limits) } : {}),
+      ...(limits !== undefined ? { limits } : {}),
     });
     const buckets = new Map<string, Bucket>();
     for (const b of built) {
@@ -229,16 +229,9 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
         });
     };
     rebuildList();
-    const versions = new Map(built.map((b) => [b.tool.name, b.tool.version]));
-    const before = (name: string, callId: string): ToolFailure | undefined => {
-      const why = refused.get(name);
-      if (why === "changed" || why === "unpinned") return failure(name, versions.get(name) ?? "", callId, "DENIED", why === "changed" ? MSG.changed : MSG.unpinned);
-      if (!versions.has(name)) return undefined; // the gate answers UNKNOWN_TOOL
-      if (upstream.state() !== "up") return failure(name, versions.get(name)!, callId, "RETRYABLE", MSG.down, upstream.retryAfterMs());
-      const wait = buckets.get(name)?.take();
-      if (wait !== undefined && wait > 0) return failure(name, versions.get(name)!, callId, "RETRYABLE", MSG.rate, wait);
-      return undefined;
-    };
+    const state: AdmissionState = { refused, versions, buckets, upstream };
+    const served = admissionGate(gate, built.map((b) => b.tool), limits, state);
+    const before = (name: string, callId: string) => deniedFor(state, name, callId);
     const success = (data: unknown, meta: CallMeta): McpToolResult => {
       const r = data as Record<string, unknown>;
       // The upstream's own _meta passes through, except keys in toolgate's namespace (no spoofed envelopes).
@@ -250,16 +243,23 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
     };
     const info = { name: options.name ?? "toolgate-proxy", version: options.version ?? "0.0.0" };
     return {
-      gate,
+      gate: served,
       upstream,
       refused: () => refused,
-      createServer: () => _createMcpServer(gate, info, { tools: () => listing, before, success }),
+      createServer: () => _createMcpServer(served, info, { tools: () => listing, before, success }),
       close: () => upstream.close(),
     };
   } catch (e) {
     await upstream.close();
     throw e;
   }
+}
+
+/** How often each name occurs in a tool list, valid or not. */
+function nameCounts(tools: readonly SdkTool[], invalid: readonly InvalidTool[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const name of [...tools.map((t) => t.name), ...invalid.flatMap((b) => (b.name === undefined ? [] : [b.name]))]) counts.set(name, (counts.get(name) ?? 0) + 1);
+  return counts;
 }
 
 function definedOnly<T extends object>(o: T): { [K in keyof T]: Exclude<T[K], undefined> } {

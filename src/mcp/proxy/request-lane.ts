@@ -10,6 +10,8 @@
  * errors did), a result that is not an object is `protocol`, no answer within `timeoutMs` is
  * `timeout` (and the upstream is told `notifications/cancelled`), a connection that closes or a
  * send that fails is `closed`. An aborted signal rejects with its reason and cancels upstream.
+ * An answer that is JSON but not valid JSON-RPC, which the SDK's reader drops, reaches the lane as
+ * an `InvalidAnswerError` on the transport's `onerror` (./line-buffer.ts) and is `protocol` at once.
  * @module
  */
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
@@ -18,6 +20,7 @@ import type { AbortSource } from "../../attempt.js";
 import { MAX_TIMER_MS } from "../../policy/deadline.js";
 import { isRecord } from "../_record.js";
 import { UpstreamError } from "./upstream-error.js";
+import { InvalidAnswerError, LANE_ID_PREFIX } from "./line-buffer.js";
 
 /** Sends `tools/call` requests on one connected transport. */
 export interface RequestLane {
@@ -39,7 +42,7 @@ interface Pending {
 }
 
 /** The id prefix of the lane's requests. */
-const PREFIX = "toolgate:";
+const PREFIX = LANE_ID_PREFIX;
 
 /**
  * Open the lane on a transport that an SDK `Client` has connected (its handler is kept for every
@@ -48,6 +51,7 @@ const PREFIX = "toolgate:";
 export function openRequestLane(transport: Transport): RequestLane | undefined {
   const sdk = transport.onmessage;
   const sdkClose = transport.onclose;
+  const sdkError = transport.onerror;
   if (sdk === undefined) return undefined;
   const pending = new Map<string, Pending>();
   let next = 0;
@@ -83,6 +87,10 @@ export function openRequestLane(transport: Transport): RequestLane | undefined {
       return p.reject(new UpstreamError("protocol", "upstream answered a result that is not an object"));
     }
     sdk(message, extra);
+  };
+  transport.onerror = (e) => {
+    if (e instanceof InvalidAnswerError) finish(e.id)?.reject(new UpstreamError("protocol", "upstream answered with a message that is not valid JSON-RPC"));
+    sdkError?.(e); // still logged by the client's handler
   };
   transport.onclose = () => {
     closed = true;

@@ -6,16 +6,20 @@
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, McpError, ToolListChangedNotificationSchema, type Tool as SdkTool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { UpstreamError } from "./upstream-error.js";
 import { openRequestLane, type RequestLane } from "./request-lane.js";
+import { installLineBuffer, InvalidAnswerError } from "./line-buffer.js";
+import { errorText, isZodError, zodSummary } from "./error-text.js";
+import { checkTools, LooseToolList, type InvalidTool, type Listing } from "./tool-list.js";
 import type { AbortSource } from "../../attempt.js";
 import { MAX_TIMER_MS } from "../../policy/deadline.js";
 
 export { UpstreamError };
+export type { InvalidTool };
 
 /** Where the upstream is. */
 export type UpstreamSpec =
@@ -36,16 +40,21 @@ export interface UpstreamOptions {
   readonly maxMessageBytes?: number;
   /** Diagnostics (never payloads). Default: none. */
   onLog?(line: string): void;
-  /** The upstream's tools after every (re)connection and `list_changed` notification. */
-  onTools?(tools: readonly SdkTool[]): void;
+  /**
+   * The upstream's tools after every (re)connection and `list_changed` notification; `invalid`:
+   * the entries that are not valid MCP tool definitions (left out of `tools`).
+   */
+  onTools?(tools: readonly SdkTool[], invalid: readonly InvalidTool[]): void;
 }
 
 /** A connected upstream. */
 export interface Upstream {
   /** `up`, `down` (restarting) or `closed`. */
   state(): "up" | "down" | "closed";
-  /** Connect (bounded attempts) and return the tool list. Throws UpstreamError when it cannot. */
+  /** Connect (bounded attempts) and return the valid tools of its list. Throws UpstreamError when it cannot. */
   start(): Promise<readonly SdkTool[]>;
+  /** The entries of the latest tool list that are not valid MCP tools (see {@link InvalidTool}). */
+  invalidTools(): readonly InvalidTool[];
   /**
    * Call a tool; resolves to the raw result object, rejects with {@link UpstreamError} (or the
    * abort's reason). `signal`: an AbortSignal, or a function that registers one abort callback.
@@ -61,7 +70,19 @@ export interface Upstream {
 const LooseResult = z.object({}).loose();
 
 /** A fresh connection: its tool list, its client and the calls' lane. */
-type Connected = SdkTool[] & { client: Client; lane: RequestLane | undefined };
+type Connected = Listing & { client: Client; lane: RequestLane | undefined };
+
+/**
+ * A transport error after which an HTTP upstream's session is gone: the server answers a message
+ * POSTed on the session with 404 (it restarted, or dropped the session), or nothing answers at all
+ * (fetch failed). The SDK client transport never closes by itself, so the proxy closes it and
+ * reconnects. A 404 to the optional GET stream is not one: servers without that stream often
+ * answer GET with 404, and reconnecting would not change that.
+ */
+function sessionLost(e: unknown): boolean {
+  if (e instanceof StreamableHTTPError) return e.code === 404 && /POSTing/.test(e.message);
+  return e instanceof TypeError && /fetch failed/i.test(e.message);
+}
 
 function describe(spec: UpstreamSpec): string {
   return spec.kind === "stdio" ? spec.command : spec.url.href;
@@ -87,6 +108,7 @@ export function createUpstream(spec: UpstreamSpec, options: UpstreamOptions = {}
   let timer: NodeJS.Timeout | undefined;
   let connectedAt = 0;
   let startCount = 0;
+  let invalid: readonly InvalidTool[] = [];
 
   const transportFor = (): Transport => {
     if (spec.kind === "http") {
@@ -100,6 +122,8 @@ export function createUpstream(spec: UpstreamSpec, options: UpstreamOptions = {}
       stderr: "pipe",
       maxBufferSize: options.maxMessageBytes ?? 16 * 1024 * 1024,
     });
+    // The proxy's own reader: an invalid answer to a lane call fails that call at once (./line-buffer.ts).
+    installLineBuffer(t, options.maxMessageBytes ?? 16 * 1024 * 1024);
     let partial = "";
     t.stderr?.on("data", (d: Buffer) => {
       const lines = (partial + d.toString("utf8")).split("\n");
@@ -109,25 +133,35 @@ export function createUpstream(spec: UpstreamSpec, options: UpstreamOptions = {}
     return t;
   };
 
-  const listAll = async (c: Client): Promise<SdkTool[]> => {
-    const out: SdkTool[] = [];
+  const listAll = async (c: Client): Promise<Listing> => {
+    const out: Listing = { tools: [], invalid: [] };
     let cursor: string | undefined;
     for (let page = 0; page < 100; page++) {
-      const r = await c.listTools(cursor === undefined ? undefined : { cursor }, { timeout: connectTimeoutMs });
-      out.push(...r.tools);
+      const params = cursor === undefined ? {} : { cursor };
+      const r = await c.request({ method: "tools/list", params }, LooseToolList, { timeout: connectTimeoutMs });
+      checkTools(r.tools, out);
       cursor = r.nextCursor;
       if (cursor === undefined) break;
     }
+    for (const bad of out.invalid) log(`upstream tool ${bad.name === undefined ? "(without a name)" : JSON.stringify(bad.name.slice(0, 100))}: ${bad.reason}; not served`);
     return out;
   };
 
   const connectOnce = async (): Promise<Connected> => {
     const c = new Client({ name: "toolgate-proxy", version: "1.0.0" }, { capabilities: {} });
+    let dropping = false;
     c.onerror = (e) => {
-      const msg = e.message.split("\n", 1)[0] ?? "";
-      if (/ReadBuffer exceeded/.test(msg)) log(`upstream sent a message larger than the limit; connection closed`);
-      else if (/JSON|Unexpected token|invalid_union|Invalid input/i.test(msg)) log(`upstream wrote a line that is not JSON-RPC; ignored`);
-      else log(`upstream error: ${msg.slice(0, 300)}`);
+      if (e instanceof InvalidAnswerError) log(`${e.message.slice(0, 300)}; that call failed`);
+      else if (/ReadBuffer exceeded/.test(e.message)) log(`upstream sent a message larger than the limit; connection closed`);
+      else if (e instanceof SyntaxError) log(`upstream wrote a line that is not JSON-RPC; ignored`);
+      else if (isZodError(e)) log(`upstream wrote a message that is not valid JSON-RPC (${zodSummary(e.issues)}); ignored`);
+      else log(`upstream error: ${errorText(e)}`);
+      if (spec.kind === "http" && client === c && !dropping && sessionLost(e)) {
+        // The session is gone: close this connection; onclose below schedules the reconnection.
+        dropping = true;
+        log(`upstream ${describe(spec)} lost the session; reconnecting`);
+        void c.close().catch(() => undefined);
+      }
     };
     c.onclose = () => {
       if (client !== c || state === "closed") return;
@@ -145,13 +179,14 @@ export function createUpstream(spec: UpstreamSpec, options: UpstreamOptions = {}
       c.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
         try {
           const fresh = await listAll(c);
-          options.onTools?.(fresh);
+          invalid = fresh.invalid;
+          options.onTools?.(fresh.tools, fresh.invalid);
         } catch (e) {
-          log(`upstream tools/list after list_changed failed: ${e instanceof Error ? e.message.slice(0, 200) : String(e)}`);
+          log(`upstream tools/list after list_changed failed: ${errorText(e, 200)}`);
         }
       });
       // Calls go on the lane from now on (./request-lane.ts); the client keeps everything else.
-      return Object.assign(tools, { client: c, lane: openRequestLane(transport) }) as Connected;
+      return { ...tools, client: c, lane: openRequestLane(transport) };
     } catch (e) {
       await c.close().catch(() => undefined);
       throw e;
@@ -177,6 +212,7 @@ export function createUpstream(spec: UpstreamSpec, options: UpstreamOptions = {}
   const adopt = (tools: Connected): void => {
     client = tools.client;
     lane = tools.lane;
+    invalid = tools.invalid;
     state = "up";
     connectedAt = Date.now();
     startCount++;
@@ -192,10 +228,10 @@ export function createUpstream(spec: UpstreamSpec, options: UpstreamOptions = {}
       }
       adopt(tools);
       log(`upstream ${describe(spec)} restarted`);
-      options.onTools?.(tools);
+      options.onTools?.(tools.tools, tools.invalid);
     } catch (e) {
       failures++;
-      log(`upstream restart failed: ${e instanceof Error ? e.message.split("\n", 1)[0]!.slice(0, 200) : String(e)}`);
+      log(`upstream restart failed: ${errorText(e, 200)}`);
       schedule();
     }
   };
@@ -203,6 +239,7 @@ export function createUpstream(spec: UpstreamSpec, options: UpstreamOptions = {}
   return {
     state: () => state,
     starts: () => startCount,
+    invalidTools: () => invalid,
     retryAfterMs: () => (state === "up" ? 0 : Math.max(1, nextAttemptAt - Date.now())),
     async start() {
       let last: unknown;
@@ -211,12 +248,12 @@ export function createUpstream(spec: UpstreamSpec, options: UpstreamOptions = {}
         try {
           const tools = await connectOnce();
           adopt(tools);
-          return tools;
+          return tools.tools;
         } catch (e) {
           last = e;
         }
       }
-      const why = last instanceof Error ? last.message.split("\n", 1)[0]!.slice(0, 300) : String(last);
+      const why = errorText(last);
       throw new UpstreamError("unavailable", `upstream ${describe(spec)} did not start after ${startAttempts} attempts: ${why}`);
     },
     async call(name, args, meta, signal, timeoutMs) {

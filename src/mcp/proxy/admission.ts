@@ -1,0 +1,125 @@
+/**
+ * The proxy's own checks around its gate, in the pipeline's order: a tool refused by its pin is
+ * DENIED first (it has no contract to validate against); then the arguments are validated; only a
+ * valid call is checked against the upstream's state (restarting: RETRYABLE, nothing sent) and
+ * takes a token of the tool's rate limit. So an invalid call is always INVALID_INPUT and never
+ * spends a rate token.
+ *
+ * When the upstream is up and the tool has no rate limit (the common case), the call goes to the
+ * gate directly and nothing is added. Otherwise the arguments are first run through a second gate
+ * over the same input schemas and limits whose tools do nothing (so hardening, `_meta` handling
+ * and the issues are exactly the real gate's), then the state and the rate limit are checked,
+ * then the real gate runs the call.
+ * @module
+ */
+import { createGate, type CallOptions, type Gate } from "../../gate.js";
+import { defineTool, type AnyTool } from "../../tool.js";
+import type { Limits } from "../../harden.js";
+import type { ToolFailure, ToolResult } from "../../result.js";
+import { newCallId } from "../../call-id.js";
+import { ajvStandardSchema } from "./ajv.js";
+import type { Bucket } from "./rate.js";
+import type { Upstream } from "./upstream.js";
+
+const MSG = {
+  changed: "The tool's definition changed since it was pinned; an operator must re-approve it (toolgate proxy --update-lock)",
+  unpinned: "The tool is not pinned in the lock file; an operator must approve it (toolgate proxy --update-lock)",
+  duplicate: "The upstream lists this tool more than once; it is not served until the upstream lists it once",
+  down: "The upstream server is restarting; try again later",
+  rate: "The tool's rate limit is reached; try again later",
+} as const;
+
+/** Refusal reasons that answer DENIED (the others leave the tool unknown). */
+export const DUPLICATE = "listed twice by the upstream";
+const DENIED_MESSAGE: ReadonlyMap<string, string> = new Map([
+  ["changed", MSG.changed],
+  ["unpinned", MSG.unpinned],
+  [DUPLICATE, MSG.duplicate],
+]);
+
+/** A failure the proxy answers itself: nothing was executed (`attempts: 0`, `effect: none`). */
+export function failure(name: string, version: string, callId: string, code: "DENIED" | "RETRYABLE", message: string, retryAfterMs?: number): ToolFailure {
+  return {
+    ok: false,
+    code,
+    message,
+    retryable: code === "RETRYABLE",
+    ...(retryAfterMs !== undefined ? { retryAfterMs: Math.max(1, Math.ceil(retryAfterMs)) } : {}),
+    effect: "none",
+    meta: { tool: name, version, callId, attempts: 0, durationMs: 0 },
+  };
+}
+
+/** What the admission checks read. */
+export interface AdmissionState {
+  /** Tool name → why it is refused. */
+  readonly refused: ReadonlyMap<string, string>;
+  /** Tool name → the first 12 hex digits of its current definition's hash (served or refused). */
+  readonly versions: ReadonlyMap<string, string>;
+  readonly buckets: ReadonlyMap<string, Bucket>;
+  readonly upstream: Upstream;
+}
+
+/** DENIED for a tool refused by its pin (or listed twice), else undefined. */
+export function deniedFor(s: AdmissionState, name: string, callId: string): ToolFailure | undefined {
+  const why = s.refused.get(name);
+  const message = why === undefined ? undefined : DENIED_MESSAGE.get(why);
+  return message === undefined ? undefined : failure(name, s.versions.get(name) ?? "", callId, "DENIED", message);
+}
+
+/** A gate over the same input schemas whose tools do nothing: validation only. */
+function checkGate(tools: readonly AnyTool[], limits: Partial<Limits> | undefined): Gate | undefined {
+  if (tools.length === 0) return undefined;
+  const anything = ajvStandardSchema({}, Object.assign(() => true, { errors: null }) as never);
+  return createGate({
+    tools: tools.map((t) =>
+      defineTool({
+        name: t.name,
+        version: t.version,
+        description: t.description,
+        input: t.input,
+        output: anything,
+        effect: "read",
+        unknownKeys: "strip",
+        concurrency: 1_000_000,
+        retry: false,
+        execute: () => ({}),
+      }),
+    ),
+    breaker: false,
+    ...(limits !== undefined ? { limits } : {}),
+  });
+}
+
+/**
+ * The gate the proxy serves: `gate` with the admission checks (see the module comment).
+ * `tools`: the served tools (their input schemas back the validation-only gate).
+ */
+export function admissionGate(gate: Gate, tools: readonly AnyTool[], limits: Partial<Limits> | undefined, s: AdmissionState): Gate {
+  const check = checkGate(tools, limits);
+  const served = new Set(tools.map((t) => t.name));
+  const slow = async (name: string, args: unknown, opts: CallOptions | undefined, bucket: Bucket | undefined): Promise<ToolResult> => {
+    const callId = opts?.callId ?? newCallId();
+    const o: CallOptions = { ...opts, callId };
+    const pre = await check!.call(name, args, o);
+    if (!pre.ok) return pre;
+    const version = s.versions.get(name) ?? "";
+    if (s.upstream.state() !== "up") return failure(name, version, callId, "RETRYABLE", MSG.down, s.upstream.retryAfterMs());
+    const wait = bucket?.take();
+    if (wait !== undefined && wait > 0) return failure(name, version, callId, "RETRYABLE", MSG.rate, wait);
+    return gate.call(name, args, o);
+  };
+  return {
+    list: () => gate.list(),
+    tool: (name) => gate.tool(name),
+    call: ((name: string, args: unknown, opts?: CallOptions): Promise<ToolResult> => {
+      if (s.refused.has(name)) {
+        const denied = deniedFor(s, name, opts?.callId ?? newCallId());
+        if (denied !== undefined) return Promise.resolve(denied);
+      }
+      const bucket = s.buckets.get(name);
+      if (!served.has(name) || (bucket === undefined && s.upstream.state() === "up")) return gate.call(name, args, opts);
+      return slow(name, args, opts, bucket);
+    }) as Gate["call"],
+  };
+}

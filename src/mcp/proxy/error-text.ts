@@ -1,0 +1,36 @@
+/**
+ * Errors as one short, readable line for the proxy's log: a ZodError (the SDK's message and
+ * tool-list checks) becomes its first issues with their paths instead of the JSON dump whose first
+ * line is `[`; anything else is its first line. Never a payload: zod issue messages name the
+ * expectation, not the received value.
+ * @module
+ */
+import { ZodError } from "zod";
+
+interface IssueLike {
+  readonly path?: readonly PropertyKey[];
+  readonly message?: unknown;
+}
+
+/** Duck-typed: the SDK may bundle its own zod instance, so `instanceof` alone is not enough. */
+export function isZodError(e: unknown): e is { issues: readonly IssueLike[] } {
+  return e instanceof ZodError || (e instanceof Error && e.name === "ZodError" && Array.isArray((e as { issues?: unknown }).issues));
+}
+
+/** `path: message` for the first `max` issues of a ZodError. */
+export function zodSummary(issues: readonly IssueLike[], max = 3): string {
+  const parts = issues.slice(0, max).map((i) => {
+    const path = (i.path ?? []).map(String).join(".");
+    const msg = typeof i.message === "string" ? i.message : "invalid";
+    return path === "" ? msg : `${path}: ${msg}`;
+  });
+  const more = issues.length > max ? ` (+${issues.length - max} more)` : "";
+  return (parts.join("; ") || "invalid") + more;
+}
+
+/** One line, at most `max` characters. */
+export function errorText(e: unknown, max = 300): string {
+  if (isZodError(e)) return zodSummary(e.issues).slice(0, max);
+  const text = e instanceof Error ? e.message : String(e);
+  return (text.split("\n", 1)[0] ?? "").slice(0, max);
+}

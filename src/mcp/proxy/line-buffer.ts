@@ -1,0 +1,89 @@
+/**
+ * The stdio upstream's line reader, in place of the SDK's `ReadBuffer` on a
+ * `StdioClientTransport`. It reads and checks lines exactly as the SDK does (JSON, then the SDK's
+ * `JSONRPCMessageSchema`; same size limit and the same error text for an oversized message), with
+ * one addition: a line that is JSON but not valid JSON-RPC and carries an id of the proxy's own
+ * request lane (`"toolgate:<n>"`, see ./request-lane.ts) is reported as an
+ * {@link InvalidAnswerError} naming that id, so the lane rejects that call at once instead of
+ * waiting for its timeout (the SDK's reader throws a ZodError that has lost the id).
+ *
+ * Installed on the transport's private `_readBuffer` field: when a future SDK has no such field
+ * (or a different reader), {@link installLineBuffer} does nothing and the SDK's reader stays.
+ * @module
+ */
+import { ReadBuffer } from "@modelcontextprotocol/sdk/shared/stdio.js";
+import { JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { isRecord } from "../_record.js";
+import { zodSummary } from "./error-text.js";
+
+/** The id prefix of the request lane's calls. */
+export const LANE_ID_PREFIX = "toolgate:";
+
+/** A line answering a lane request that is not a valid JSON-RPC response. */
+export class InvalidAnswerError extends Error {
+  override readonly name = "InvalidAnswerError";
+  constructor(
+    /** The lane request id the line answers. */
+    readonly id: string,
+    /** What is wrong with it (zod issue paths and messages, never the values). */
+    readonly problem: string,
+  ) {
+    super(`upstream answered ${id} with a message that is not valid JSON-RPC: ${problem}`);
+  }
+}
+
+/** The SDK ReadBuffer's interface, as StdioClientTransport uses it. */
+interface Reader {
+  append(chunk: Buffer): void;
+  readMessage(): JSONRPCMessage | null;
+  clear(): void;
+}
+
+class LineBuffer implements Reader {
+  #buffer: Buffer | undefined;
+  readonly #max: number;
+
+  constructor(maxBytes: number) {
+    this.#max = maxBytes;
+  }
+
+  append(chunk: Buffer): void {
+    const size = (this.#buffer?.length ?? 0) + chunk.length;
+    if (size > this.#max) {
+      this.clear();
+      throw new Error(`ReadBuffer exceeded maximum size of ${this.#max} bytes`);
+    }
+    this.#buffer = this.#buffer === undefined ? chunk : Buffer.concat([this.#buffer, chunk]);
+  }
+
+  readMessage(): JSONRPCMessage | null {
+    const b = this.#buffer;
+    if (b === undefined) return null;
+    const index = b.indexOf(10);
+    if (index === -1) return null;
+    const line = b.toString("utf8", 0, index).replace(/\r$/, "");
+    this.#buffer = b.subarray(index + 1);
+    const value: unknown = JSON.parse(line); // a SyntaxError, as the SDK's reader throws
+    const r = JSONRPCMessageSchema.safeParse(value);
+    if (r.success) return r.data;
+    if (isRecord(value) && typeof value.id === "string" && value.id.startsWith(LANE_ID_PREFIX) && !("method" in value)) {
+      throw new InvalidAnswerError(value.id, zodSummary(r.error.issues));
+    }
+    throw r.error;
+  }
+
+  clear(): void {
+    this.#buffer = undefined;
+  }
+}
+
+/**
+ * Replace the SDK reader of a (not yet started) stdio client transport. Returns whether it did.
+ * @example installLineBuffer(new StdioClientTransport({ command: "node", args: ["server.js"] }), 16 * 1024 * 1024);
+ */
+export function installLineBuffer(transport: object, maxBytes: number): boolean {
+  const t = transport as { _readBuffer?: unknown };
+  if (!(t._readBuffer instanceof ReadBuffer)) return false;
+  t._readBuffer = new LineBuffer(maxBytes);
+  return true;
+}
