@@ -13,8 +13,8 @@ import { unwatch, watch } from "./policy/caller-signal.js";
 export type AttemptResult =
   | { readonly kind: "value"; readonly value: unknown }
   | { readonly kind: "threw"; readonly error: unknown }
-  /** `running`: the tool's own promise, when it returned one — it may still be working. */
-  | { readonly kind: "timeout"; readonly running?: PromiseLike<unknown> }
+  /** `stopped`: settles when the tool's own promise does (it may still be working), when it returned one. */
+  | { readonly kind: "timeout"; readonly stopped?: Promise<void> }
   | { readonly kind: "cancelled" }
   /** The caller's signal had aborted before the tool was invoked: nothing ran. */
   | { readonly kind: "unstarted" };
@@ -84,8 +84,10 @@ class AttemptRun implements ToolContext, DeadlineTarget {
   #settled = false;
   #listening = false;
   #deadline: DeadlineHandle | undefined;
-  /** The tool's promise while the attempt waits for it. */
-  #running: PromiseLike<unknown> | undefined;
+  /** The tool returned a promise (or thenable) that the attempt is waiting for. */
+  #pending = false;
+  /** Resolves the `stopped` promise of a timed-out attempt when the tool's promise settles. */
+  #onStopped: (() => void) | undefined;
   readonly #scope: CallScope;
   readonly #timeoutMs: number;
   readonly #done: (r: AttemptResult) => void;
@@ -134,9 +136,9 @@ class AttemptRun implements ToolContext, DeadlineTarget {
     this.#deadline = scheduleDeadline(this.#timeoutMs, this, now);
     return true;
   }
-  /** The tool returned a promise: kept until the attempt ends, for a state check after a timeout. */
-  track(out: PromiseLike<unknown>): void {
-    if (!this.#settled) this.#running = out;
+  /** The tool returned a promise: after a timeout, the attempt can tell when it stops. */
+  track(): void {
+    if (!this.#settled) this.#pending = true;
   }
   /** After the tool was invoked: listen to the caller (soon) if the attempt is still running. */
   invoked(): void {
@@ -152,9 +154,15 @@ class AttemptRun implements ToolContext, DeadlineTarget {
   }
   /** The tool finished (value or throw). */
   settle(r: AttemptResult): void {
-    if (this.#settled) return;
+    if (this.#settled) {
+      // the tool's promise settled after a timeout or cancel: the tool has stopped
+      const stopped = this.#onStopped;
+      this.#onStopped = undefined;
+      stopped?.();
+      return;
+    }
     this.#settled = true;
-    this.#running = undefined;
+    this.#pending = false;
     this.#deadline?.cancel();
     this.#unlisten();
     this.#done(r);
@@ -168,7 +176,11 @@ class AttemptRun implements ToolContext, DeadlineTarget {
     this.#settled = true;
     this.#unlisten();
     this.#abort(new AttemptTimeoutError(this.#timeoutMs));
-    this.#done(this.#running === undefined ? { kind: "timeout" } : { kind: "timeout", running: this.#running });
+    if (!this.#pending) return this.#done({ kind: "timeout" });
+    // No second `then` on the tool's object (a query builder runs its query on every `then`):
+    // the callbacks already attached to it report here when it settles.
+    const stopped = new Promise<void>((resolve) => (this.#onStopped = resolve));
+    this.#done({ kind: "timeout", stopped });
   }
   /** The caller's signal aborted. */
   cancel(): void {
@@ -269,7 +281,7 @@ function start(
   try {
     const out: unknown = fn.call(self, input as never, r);
     if (isPromiseLike(out)) {
-      r.track(out);
+      r.track();
       out.then(
         (value) => r.settle({ kind: "value", value }),
         (error: unknown) => r.settle({ kind: "threw", error }),

@@ -72,6 +72,7 @@ const MSG = {
   writeUnknown: "The write failed and its effect is unknown; check state before any retry",
   failed: "The tool failed",
   cancelled: "The call was cancelled",
+  cancelledBefore: "The call was cancelled before it ran; nothing was executed",
   denied: "The service denied the call",
   rejected: "The request was rejected",
 } as const;
@@ -160,18 +161,14 @@ export function executeWithPolicy(
 
 /** True once the attempt's tool has stopped working (at once unless it timed out with a promise still pending). */
 async function stopped(r: AttemptResult, scope: CallScope, waitMs: number): Promise<boolean> {
-  if (r.kind !== "timeout" || r.running === undefined) return true;
-  const settled = Promise.resolve(r.running).then(
-    () => true,
-    () => true,
-  );
-  const v = await untilSettled(settled, scope.signal, waitMs);
-  return v === true;
+  if (r.kind !== "timeout" || r.stopped === undefined) return true;
+  const v = await untilSettled(r.stopped, scope.signal, waitMs);
+  return v === undefined;
 }
 
 /** Cancelled between attempts (or before the first): the effect is what the attempts so far left. */
 function cancelledAfter(last: Failure | undefined): Failure {
-  return _fail("FAILED", MSG.cancelled, false, last?.effect ?? "none");
+  return last === undefined ? _fail("FAILED", MSG.cancelledBefore, false, "none") : _fail("FAILED", MSG.cancelled, false, last.effect);
 }
 
 /** The outcome if the attempt loop itself failed (it does not: it never rejects). */
@@ -219,12 +216,15 @@ async function attemptsFrom(
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
       let r: AttemptResult;
       let started = firstStarted;
+      /** This attempt was let through a half-open breaker: only it may free the probe slot. */
+      let probe = false;
       if (pending !== undefined) {
         r = pending;
         pending = undefined;
       } else {
         if (rt.breaker !== undefined && rt.breaker.state !== "closed") {
           const adm = rt.breaker.admit(Date.now());
+          probe = adm.ok;
           if (!adm.ok) {
             const f = last ?? _fail("RETRYABLE", MSG.breakerOpen, true, "none");
             return { ok: false, failure: { ...f, retryAfterMs: Math.ceil(adm.retryAfterMs) }, attempts: attempt - 1 };
@@ -235,7 +235,7 @@ async function attemptsFrom(
       }
       if (r.kind === "unstarted") {
         // The caller had cancelled before this attempt could start: it is not an execution.
-        rt.breaker?.release();
+        if (probe) rt.breaker?.release();
         return { ok: false, failure: cancelledAfter(last), attempts: attempt - 1 };
       }
       const durationMs = env.onAttempt === undefined ? 0 : performance.now() - started;
@@ -243,7 +243,9 @@ async function attemptsFrom(
       const c: Classified | undefined = r.kind === "threw" ? classifyError(r.error, tool.classify?.bind(tool)) : undefined;
       const kind = c?.kind ?? r.kind;
       if (kind === "transient" || kind === "timeout" || kind === "permanent") rt.breaker?.failure(Date.now());
-      else if (kind === "cancelled") rt.breaker?.release(); // no verdict on the service
+      else if (kind === "cancelled") {
+        if (probe) rt.breaker?.release(); // no verdict on the service: the next call may probe
+      }
       else rt.breaker?.success(); // the service answered: it is up
       last = failureFor(c ?? { kind: r.kind as "timeout" | "cancelled" }, tool.effect, env.redact);
       let safe = !write || (tool.idempotentDownstream === true && scope.idempotencyKey !== undefined);
@@ -251,7 +253,7 @@ async function attemptsFrom(
       // A state check is only trusted once the attempt it checks has stopped: a timed-out tool may
       // still be writing. It gets the tool's timeout to stop after its abort; if it does not, the
       // effect stays unknown and nothing is retried.
-      if (write && last.effect === "unknown" && kind !== "cancelled" && (await stopped(r, scope, rt.timeoutMs))) {
+      if (write && last.effect === "unknown" && kind !== "cancelled" && tool.reconcile !== undefined && (await stopped(r, scope, rt.timeoutMs))) {
         reconciled = await reconcileWrite(tool, input, scope, attempt, rt.timeoutMs);
         if (reconciled?.status === "none") {
           last = failureFor(c ?? { kind: r.kind as "timeout" }, "read", env.redact); // certainly no effect

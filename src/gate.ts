@@ -210,6 +210,7 @@ function admitted(
       const signal = opts?.signal;
       const request: CallRequest = { tool: tool.name, version: tool.version, effect: tool.effect, callId: call.callId, principal: opts?.principal, input, meta, signal };
       // A caller's cancel ends the wait for a decision (a person may never answer an approval).
+      if (signal?.aborted === true) return refuse(call, cancelledBefore()); // ask no one for a cancelled call
       return untilSettled(authorizeAndApprove(g, tool, request), signal).then((refused) => {
         if (refused === CANCELLED) return refuse(call, cancelledBefore());
         return refused !== undefined ? refuse(call, refused) : claimed(call, rt, input, meta, opts, undefined);
@@ -332,11 +333,13 @@ function judged(g: ResolvedGate, tool: AnyTool, input: unknown, value: unknown, 
     return { ok: false, failure: _fail("INVALID_OUTPUT", MSG.invalidOutput, false, writeEffect, { issues }) };
   }
   if (tool.check === undefined) return { ok: true, data: out.value };
-  return businessCheck(tool, out.value, input).then((verdict): Done => {
+  const toDone = (verdict: unknown): Done => {
     if (verdict === undefined) return { ok: true, data: out.value };
     if (verdict === "threw") return { ok: false, failure: _fail("FAILED", MSG.checkFailed, false, writeEffect) };
     return { ok: false, failure: failureFor(classifyError(verdict, undefined), tool.effect, g.redact) };
-  });
+  };
+  const verdict = businessCheck(tool, out.value, input);
+  return verdict instanceof Promise ? verdict.then(toDone) : toDone(verdict);
 }
 
 /**
@@ -348,10 +351,8 @@ function readOptions(o: unknown): CallOptions | "invalid" {
   let callId: unknown, idempotencyKey: unknown, principal: unknown, signal: unknown, principalId: unknown;
   try {
     ({ callId, idempotencyKey, principal, signal } = o as Record<string, unknown>);
-    if (typeof principal === "object" && principal !== null) {
-      principal = { ...principal }; // one read of each field: what authorize sees is what was checked
-      principalId = (principal as { id?: unknown }).id;
-    }
+    // The caller's object itself (a class instance keeps its getters and methods for `authorize`).
+    if (typeof principal === "object" && principal !== null) principalId = (principal as { id?: unknown }).id;
   } catch {
     return "invalid";
   }
@@ -397,6 +398,8 @@ async function authorizeAndApprove(g: ResolvedGate, tool: AnyTool, request: Call
       }
     }
   }
+  // Cancelled while authorize decided: the call is answered already (cancelled); open no prompt.
+  if (request.signal?.aborted === true) return cancelledBefore();
   if (tool.approval !== undefined && tool.approval !== false) {
     let needed = true;
     if (typeof tool.approval === "function") {
@@ -421,16 +424,22 @@ async function authorizeAndApprove(g: ResolvedGate, tool: AnyTool, request: Call
   return undefined;
 }
 
-async function businessCheck(tool: AnyTool, output: unknown, input: unknown): Promise<unknown> {
+/** The check's verdict — undefined (passed), a ToolError, or "threw" — synchronously when the check is. */
+function businessCheck(tool: AnyTool, output: unknown, input: unknown): unknown {
   if (tool.check === undefined) return undefined;
+  let v: unknown;
   try {
-    let v: unknown = tool.check(output, input);
-    if (isPromiseLike(v)) v = await v;
-    if (v === undefined || v === true) return undefined;
-    return isToolError(v) ? v : "threw";
+    v = tool.check(output, input);
   } catch (e) {
     return isToolError(e) ? e : "threw";
   }
+  if (isPromiseLike(v)) return Promise.resolve(v).then(verdictOf, (e: unknown) => (isToolError(e) ? e : "threw"));
+  return verdictOf(v);
+}
+
+function verdictOf(v: unknown): unknown {
+  if (v === undefined || v === true) return undefined;
+  return isToolError(v) ? v : "threw";
 }
 
 /** Build the envelope and emit the call's record. */

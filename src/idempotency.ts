@@ -193,15 +193,25 @@ async function settleInLedger(g: ResolvedGate, t: Ticket, final: StepDone, attem
       effect: final.ok ? "applied" : final.failure.effect,
       result: JSON.stringify(_redactDeep(body, g.redact)),
       attempts,
-      // Nothing happened: there is no effect to protect, and a retry must be free to run (a
-      // cancel before the tool started, a refusal by the service, a transient failure).
-      releaseKey: !final.ok && final.failure.effect === "none",
+      releaseKey: releasesKey(final, attempts),
     });
     if (!settled) g.onHookError("ledger", new Error("toolgate: the ledger claim was taken over before it settled"));
   } catch (e) {
     g.onHookError("ledger", e); // the entry stays in flight: `toolgate ledger unresolved` shows it
   }
   return final;
+}
+
+/**
+ * Whether a settled outcome frees its key for a new execution instead of being replayed: only
+ * when certainly nothing happened and a replay would be wrong — a retryable failure (a later call
+ * may succeed), a call that never executed (cancelled before the tool ran, refused before any
+ * attempt), or the service denying the caller (a replay would keep answering DENIED after the
+ * credential is fixed). A REJECTED verdict is kept and replayed: the tool ran and answered.
+ */
+function releasesKey(final: StepDone, attempts: number): boolean {
+  if (final.ok || final.failure.effect !== "none") return false;
+  return final.failure.retryable || attempts === 0 || final.failure.code === "DENIED";
 }
 
 /** A failure after recorded effects: the effect applied, here are the refs. */
@@ -236,7 +246,11 @@ function checkEffect(e: EffectRef, g: ResolvedGate): EffectRef {
   return { kind: g.redact(e.kind), ref: g.redact(e.ref) };
 }
 
-/** How long a claim is presumed alive: every attempt and state check timing out, plus backoff and slack. */
+/**
+ * How long a claim is presumed alive: everything a call may wait for, each to its timeout — per
+ * attempt the attempt, the wait for a timed-out attempt to stop and the state check; once the
+ * state check of a resumed claim, and the async business check — plus backoff and slack.
+ */
 function leaseFor(rt: ToolRuntime): number {
-  return rt.timeoutMs * (2 * rt.retry.attempts + 1) + rt.retry.capMs * rt.retry.attempts + 5_000;
+  return rt.timeoutMs * (3 * rt.retry.attempts + 2) + rt.retry.capMs * rt.retry.attempts + 5_000;
 }

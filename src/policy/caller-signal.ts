@@ -72,7 +72,10 @@ export function untilSettled<T>(p: Promise<T>, signal: AbortSignal | undefined, 
       else resolve(v);
     };
     if (signal !== undefined) watch(signal, w);
-    if (timeoutMs !== undefined) timer = setTimeout(() => end(TIMED_OUT), timeoutMs);
+    if (timeoutMs !== undefined) {
+      timer = setTimeout(() => end(TIMED_OUT), Math.min(timeoutMs, 2 ** 31 - 1));
+      timer.unref?.(); // like the deadline queue's timers: the work waited for holds the process, not the wait
+    }
     p.then(
       (v) => end(v),
       (e: unknown) => end(e as T, true),

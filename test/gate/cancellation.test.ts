@@ -185,6 +185,47 @@ describe("waits other than the tool", () => {
   });
 });
 
+describe("authorization and approval around a cancel", () => {
+  const base = { version: "1", description: "d", input: z.object({}), output: z.object({ ok: z.boolean() }) } as const;
+
+  it("cancelled while authorize decides: answered at once, and no approval prompt opens afterwards", async () => {
+    const asked: string[] = [];
+    const tool = defineTool({ ...base, name: "pay", effect: "write", approval: true, execute: () => ({ ok: true }) });
+    const gate = createGate({
+      tools: [tool],
+      authorize: async () => (asked.push("authorize"), await new Promise((r) => setTimeout(r, 50)), true),
+      approve: async () => (asked.push("approve"), true),
+    });
+    const ctrl = new AbortController();
+    const pending = gate.call("pay", {}, { signal: ctrl.signal });
+    setTimeout(() => ctrl.abort(), 10);
+    expect(summary(await pending)).toEqual({ code: "FAILED", effect: "none", retryable: false, attempts: 0 });
+    await new Promise((r) => setTimeout(r, 80));
+    expect(asked).toEqual(["authorize"]);
+    // an already-aborted signal asks no one
+    expect(summary(await gate.call("pay", {}, { signal: aborted() }))).toMatchObject({ code: "FAILED", attempts: 0 });
+    expect(asked).toEqual(["authorize"]);
+  });
+
+  it("a principal that is a class instance reaches authorize as itself (getters and methods intact)", async () => {
+    class User {
+      constructor(private readonly uid: string) {}
+      get id(): string {
+        return this.uid;
+      }
+      can(action: string): boolean {
+        return action === "pay";
+      }
+    }
+    const tool = defineTool({ ...base, name: "pay", effect: "write", execute: () => ({ ok: true }) });
+    let seen: unknown;
+    const gate = createGate({ tools: [tool], authorize: (req) => ((seen = req.principal), (req.principal as User).can("pay")) });
+    const user = new User("u1");
+    expect(await gate.call("pay", {}, { principal: user })).toMatchObject({ ok: true });
+    expect(seen).toBe(user);
+  });
+});
+
 describe("one listener per caller signal", () => {
   it("12 calls backing off on one signal add one abort listener (no MaxListeners warning), removed after", async () => {
     const warnings: Error[] = [];

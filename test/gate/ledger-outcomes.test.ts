@@ -130,4 +130,57 @@ describe("the gate and its ledger", () => {
       expect(await gate.call("r", { amount: 1 })).toMatchObject({ code: "REJECTED", effect: "none" });
     }
   });
+
+  it("a timed-out write that returned a lazy thenable (a query builder) is not started again by the state check", async () => {
+    let thens = 0;
+    let inserts = 0;
+    const book = defineTool({
+      ...base,
+      name: "book",
+      timeoutMs: 30,
+      // like Drizzle's or knex's builders: every then() runs the query
+      execute: () =>
+        ({
+          then(ok: (v: { id: string }) => void) {
+            thens++;
+            setTimeout(() => ok({ id: `b${++inserts}` }), 60);
+          },
+        }) as unknown as Promise<{ id: string }>,
+      reconcile: async () => (inserts > 0 ? { status: "applied" as const, output: { id: "b1" } } : { status: "none" as const }),
+    });
+    const gate = createGate({ tools: [book], retry: { baseMs: 1, capMs: 2 } });
+    expect(await gate.call("book", { amount: 1 }, { idempotencyKey: "k" })).toMatchObject({ ok: true, data: { id: "b1" } });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(thens).toBe(1);
+    expect(inserts).toBe(1);
+  });
+
+  it("a write without reconcile does not wait for a timed-out attempt to stop (nothing would use the wait)", async () => {
+    const w = defineTool({ ...base, name: "w", timeoutMs: 200, concurrency: 1, execute: () => new Promise<{ id: string }>(() => {}) });
+    const gate = createGate({ tools: [w] });
+    const r = await gate.call("w", { amount: 1 });
+    expect(r).toMatchObject({ ok: false, code: "FAILED", effect: "unknown" });
+    expect(r.meta.durationMs).toBeLessThan(380);
+  });
+
+  it("a write whose business check rejects is kept and replayed (the tool ran and answered)", async () => {
+    let runs = 0;
+    const tool = defineTool({ ...base, name: "pay", execute: () => ({ id: `p${++runs}` }), check: () => reject("amount above the limit") });
+    const gate = createGate({ tools: [tool], ledger: memoryLedger() });
+    const a = await gate.call("pay", { amount: 1 }, { idempotencyKey: "k" });
+    const b = await gate.call("pay", { amount: 1 }, { idempotencyKey: "k" });
+    expect(a).toMatchObject({ ok: false, code: "REJECTED" });
+    expect(b).toMatchObject({ ok: false, code: "REJECTED", meta: { replayed: true } });
+    expect(runs).toBe(1);
+  });
+
+  it("the lease covers every wait of a call: timeoutMs x (3 x attempts + 2) + capMs x attempts + 5 s", async () => {
+    const ledger = memoryLedger();
+    const leases: number[] = [];
+    const claim = ledger.claim.bind(ledger);
+    ledger.claim = (c) => (leases.push(c.leaseMs), claim(c));
+    const tool = defineTool({ ...base, name: "pay", execute: () => ({ id: "p" }) });
+    await createGate({ tools: [tool], ledger }).call("pay", { amount: 1 }, { idempotencyKey: "k" });
+    expect(leases).toEqual([30_000 * 11 + 2_000 * 3 + 5_000]);
+  });
 });

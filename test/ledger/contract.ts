@@ -46,35 +46,35 @@ export function ledgerContract(store: string, make: MakeLedger): void {
       expect(entry).toMatchObject({ state: "settled", code: "OK", effect: "applied", key: "k1", tool: "pay", attempts: 1 });
     });
 
-    it("replays a stored failure whose effect applied without running the tool", async () => {
+    it("replays a stored failure without running the tool", async () => {
       const { ledger } = await setup();
       let runs = 0;
       const { reject } = await import("../../src/index.js");
       const pay = payTool(async () => {
         runs++;
-        throw reject("card declined after the hold was placed", { effect: "applied" });
+        throw reject("card declined");
       });
       const gate = createGate({ tools: [pay], ledger });
       const a = await gate.call("pay", { orderId: "o_1", amountCents: 5 }, { idempotencyKey: "k" });
       const b = await gate.call("pay", { orderId: "o_1", amountCents: 5 }, { idempotencyKey: "k" });
-      expect(a).toMatchObject({ ok: false, code: "REJECTED", effect: "applied" });
+      expect(a).toMatchObject({ ok: false, code: "REJECTED", message: "card declined", effect: "none" });
       expect(body(b)).toBe(body(a));
       expect(b.meta.replayed).toBe(true);
       expect(runs).toBe(1);
     });
 
-    it("releases the key of a failure with no effect: the same key runs again", async () => {
+    it("releases the key of a DENIED call (effect none): after the fix, the same key runs", async () => {
       const { ledger } = await setup();
       let runs = 0;
-      const { reject } = await import("../../src/index.js");
+      const { denied } = await import("../../src/index.js");
       const pay = payTool(async (i) => {
         runs++;
-        if (runs === 1) throw reject("card declined");
+        if (runs === 1) throw denied("credential expired");
         return { paymentId: "p1", orderId: i.orderId };
       });
       const gate = createGate({ tools: [pay], ledger });
       const a = await gate.call("pay", { orderId: "o_1", amountCents: 5 }, { idempotencyKey: "k" });
-      expect(a).toMatchObject({ ok: false, code: "REJECTED", message: "card declined", effect: "none" });
+      expect(a).toMatchObject({ ok: false, code: "DENIED", effect: "none" });
       const b = await gate.call("pay", { orderId: "o_1", amountCents: 5 }, { idempotencyKey: "k" });
       expect(b).toMatchObject({ ok: true, data: { paymentId: "p1" } });
       expect(b.meta.replayed).toBeUndefined();
@@ -144,7 +144,7 @@ export function ledgerContract(store: string, make: MakeLedger): void {
     });
 
     it("keeps a running claim in flight after its key expires (ttlMs shorter than the lease): one execution", async () => {
-      const { ledger, clock } = await setup(5_000); // payTool's lease: 2 s × 7 + 5 s = 19 s
+      const { ledger, clock } = await setup(5_000); // payTool's lease (timeoutMs 2 s) is far longer than the 6 s below
       const bank = fakeBank();
       const release = deferred();
       let runs = 0;
