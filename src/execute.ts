@@ -226,8 +226,9 @@ async function attemptsFrom(
           const adm = rt.breaker.admit(Date.now());
           probe = adm.ok;
           if (!adm.ok) {
+            // The last failure stands (a write's unknown effect is not retryable: no wait to advise).
             const f = last ?? _fail("RETRYABLE", MSG.breakerOpen, true, "none");
-            return { ok: false, failure: { ...f, retryAfterMs: Math.ceil(adm.retryAfterMs) }, attempts: attempt - 1 };
+            return { ok: false, failure: f.retryable ? { ...f, retryAfterMs: Math.ceil(adm.retryAfterMs) } : f, attempts: attempt - 1 };
           }
         }
         started = env.onAttempt === undefined ? 0 : performance.now();

@@ -67,7 +67,7 @@ function summary(report: DemoReport): string[] {
   lines.push("", `Ledger entries read back from the ledger file (${report.ledgerEntries.length}):`);
   for (const e of report.ledgerEntries) lines.push(`  ${e.tool}  key ${e.key ?? "(none)"}  ${e.state}  ${e.code ?? "-"}  effect ${e.effect}  attempts ${e.attempts}`);
   lines.push("", `Evidence records: ${report.evidence.length}${report.files.kept ? ` (in ${report.files.evidence})` : ""}`);
-  lines.push(`Server call log: ${report.callLogLines} line(s), one per executed call, no payloads${report.files.kept ? ` (in ${report.files.callLog})` : ""}`);
+  lines.push(`Server call log: ${report.callLogLines} line(s), one per call the server answered, no payloads${report.files.kept ? ` (in ${report.files.callLog})` : ""}`);
   if (report.files.kept) lines.push(`Files kept in ${report.files.dir} (inspect the ledger: toolgate ledger list --db ${report.files.ledgerDb})`);
   lines.push("", report.ok ? "Every step behaved as described." : "Some steps did NOT behave as described (see FAIL above).");
   if (!report.ok && report.serverStderr.length > 0) lines.push("", "Server stderr:", report.serverStderr.trimEnd());

@@ -39,7 +39,10 @@ export interface DriftOptions {
   readonly onProgress?: (event: { readonly tool: string; readonly target: ContractTarget; readonly index: number; readonly total: number }) => void;
 }
 
-/** Defaults, documented in docs/contract.md. */
+/**
+ * Defaults, documented in docs/contract.md.
+ * @example const report = await checkContracts(tools, { runs: DRIFT_DEFAULTS.runs * 2 });
+ */
 export const DRIFT_DEFAULTS = Object.freeze({ runs: 300, seed: 1, maxFindings: 10 });
 
 interface Case {

@@ -26,10 +26,16 @@ export interface OpenAIStrictSchema {
   readonly optional: string[];
 }
 
-/** String formats strict mode accepts; any other format is removed and reported. */
+/**
+ * String formats strict mode accepts; any other format is removed and reported.
+ * @example OPENAI_STRICT_FORMATS.has("email") // true
+ */
 export const OPENAI_STRICT_FORMATS: ReadonlySet<string> = new Set(["date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"]);
 
-/** Keywords strict mode refuses; each is removed and reported (the runtime still enforces it). */
+/**
+ * Keywords strict mode refuses; each is removed and reported (the runtime still enforces it).
+ * @example OPENAI_STRICT_UNSUPPORTED.has("patternProperties") // true: strict mode drops it, the gate still enforces it
+ */
 export const OPENAI_STRICT_UNSUPPORTED: ReadonlySet<string> = new Set([
   "$anchor", "$dynamicAnchor", "$dynamicRef", "contains", "contentEncoding", "contentMediaType", "contentSchema",
   "dependentRequired", "dependentSchemas", "dependencies", "if", "then", "else", "maxContains", "minContains",

@@ -42,7 +42,12 @@ export function snapshotOf(listings: readonly ToolListing[]): ContractSnapshot {
   return { format: "toolgate-contracts", version: 1, tools };
 }
 
-/** Parse a snapshot file's JSON value; the reason when it is not one. */
+/**
+ * Parse a snapshot file's JSON value; the reason when it is not one.
+ * @example
+ * const parsed = parseSnapshot(JSON.parse(readFileSync("contracts.json", "utf8")));
+ * if (!parsed.ok) throw new Error(parsed.reason);
+ */
 export function parseSnapshot(v: unknown): { ok: true; snapshot: ContractSnapshot } | { ok: false; reason: string } {
   if (!isObj(v) || v.format !== "toolgate-contracts") return { ok: false, reason: 'not a toolgate contracts snapshot (expected "format": "toolgate-contracts")' };
   if (v.version !== 1) return { ok: false, reason: `unsupported snapshot version ${JSON.stringify(v.version)} (this toolgate reads version 1)` };

@@ -15,7 +15,10 @@ import { typesOf } from "./_schema.js";
 /** A contract target. */
 export type ContractTarget = "mcp" | "draft-07" | "openai" | "anthropic";
 
-/** Every target, in report order. */
+/**
+ * Every target, in report order.
+ * @example for (const target of CONTRACT_TARGETS) console.log(target); // "mcp", "draft-07", "openai", "anthropic"
+ */
 export const CONTRACT_TARGETS: readonly ContractTarget[] = Object.freeze(["mcp", "draft-07", "openai", "anthropic"]);
 
 /** JSON Schema dialect a target's schema is written in (picks the Ajv build). */
@@ -43,7 +46,10 @@ export interface TargetContract {
 
 const identity = (a: unknown): unknown => a;
 
-/** True for a known target name. */
+/**
+ * True for a known target name.
+ * @example const targets = flag.split(",").filter(isContractTarget);
+ */
 export function isContractTarget(v: unknown): v is ContractTarget {
   return typeof v === "string" && (CONTRACT_TARGETS as readonly string[]).includes(v);
 }

@@ -6,7 +6,10 @@
 import { ToolgateConfigError } from "../errors.js";
 import type { ClaimOutcome, ClaimRequest, LedgerEntry, LedgerOptions, PruneQuery } from "./types.js";
 
-/** Default key lifetime: 24 h. */
+/**
+ * Default key lifetime: 24 h.
+ * @example const ledger = sqliteLedger({ path: "toolgate.db", ttlMs: DEFAULT_TTL_MS * 7 }); // a week
+ */
 export const DEFAULT_TTL_MS = 86_400_000;
 
 /** What a claim does to the store. */
