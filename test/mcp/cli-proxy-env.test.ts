@@ -4,14 +4,13 @@
  * (`--token-env`, `--upstream-token-env`) never. Observed through the fixture upstream, whose
  * `echo` description is $UPSTREAM_DESCRIPTION and which appends to $UPSTREAM_STARTS_FILE.
  */
-import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { CLI, ROOT, runMain } from "./helpers.js";
+import { CLI, ROOT, runMain, spawnListening } from "./helpers.js";
 import { UPSTREAM, tempDir } from "./proxy-helpers.js";
 
 const SECRET = "proxy-client-token-0123456789";
@@ -35,31 +34,8 @@ async function overStdio(flags: readonly string[], env: Record<string, string>):
 }
 
 /** `toolgate proxy --http 127.0.0.1:0 …` as a child; resolves once it listens. */
-function proxyOverHttp(flags: readonly string[], env: Record<string, string>): Promise<{ url: URL; stop: () => Promise<void> }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...CLI, "proxy", "--no-lock", "--http", "127.0.0.1:0", ...flags, "--", process.execPath, UPSTREAM], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? "", ...env },
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    let stderr = "";
-    const t = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`no listening line: ${stderr}`));
-    }, 20_000);
-    child.stderr.on("data", (d: Buffer) => {
-      stderr += d.toString();
-      const m = /listening on (\S+)/.exec(stderr);
-      if (m !== null) {
-        clearTimeout(t);
-        resolve({ url: new URL(m[1]!), stop: () => new Promise((r) => (child.once("close", () => r()), child.kill("SIGTERM"))) });
-      }
-    });
-    child.once("close", (code) => {
-      clearTimeout(t);
-      reject(new Error(`exited ${String(code)}: ${stderr}`));
-    });
-  });
+function proxyOverHttp(flags: readonly string[], env: Record<string, string>): Promise<{ url: URL; stop: () => Promise<number | null> }> {
+  return spawnListening(["proxy", "--no-lock", "--http", "127.0.0.1:0", ...flags, "--", process.execPath, UPSTREAM], { PATH: process.env.PATH ?? "", ...env });
 }
 
 describe("toolgate proxy: the upstream command's environment", () => {

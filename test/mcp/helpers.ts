@@ -63,8 +63,13 @@ export function runCli(args: readonly string[], { timeoutMs = 20_000, env }: { t
 
 /** Spawn `toolgate serve --http 127.0.0.1:0` and wait for its listening line. */
 export function spawnHttpServe(module: string, extra: readonly string[] = [], env?: NodeJS.ProcessEnv): Promise<{ url: URL; stop: () => Promise<number | null> }> {
+  return spawnListening(["serve", module, "--http", "127.0.0.1:0", ...extra], env);
+}
+
+/** Spawn the CLI with `args` (a command that serves HTTP) and wait for its "listening on <url>" line. */
+export function spawnListening(args: readonly string[], env?: NodeJS.ProcessEnv): Promise<{ url: URL; stop: () => Promise<number | null> }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...CLI, "serve", module, "--http", "127.0.0.1:0", ...extra], {
+    const child = spawn(process.execPath, [...CLI, ...args], {
       cwd: ROOT,
       env: env ?? process.env,
       stdio: ["ignore", "pipe", "pipe"],
