@@ -14,6 +14,7 @@ import type { Principal } from "./tool.js";
 import type { ClaimOutcome, Ledger, LedgerEntry } from "./ledger/types.js";
 import { _fingerprint, _keyHash, _redactDeep } from "./ledger/_canonical.js";
 import { truncate } from "./redact.js";
+import { maskSecretFields } from "./log/_capture.js";
 
 /** What a pipeline step settles on (the gate's `Done`). */
 export type StepDone =
@@ -39,6 +40,8 @@ interface Ticket {
   readonly ledger: Ledger;
   readonly id: string;
   readonly owner: string;
+  /** The tool's advertised output schema: fields it marks secret are stored as a placeholder. */
+  readonly outputSchema: unknown;
 }
 
 /** Either an answer without executing (replay, conflict), or go ahead in a scope. */
@@ -122,7 +125,8 @@ async function claimInLedger(g: ResolvedGate, rt: ToolRuntime, input: unknown, c
     if (outcome.status === "abandoned") {
       return { kind: "answer", done: withEffects({ ok: false, failure: _fail("FAILED", MSG.abandoned, false, "unknown") }, outcome.entry.effects) };
     }
-    return goAhead(g, c, key, { ledger, id: outcome.entry.id, owner }, outcome);
+    const outputSchema = g.listings.find((l) => l.name === tool.name)?.outputSchema;
+    return goAhead(g, c, key, { ledger, id: outcome.entry.id, owner, outputSchema }, outcome);
   }
 }
 
@@ -186,7 +190,8 @@ export function settleCall(g: ResolvedGate, claim: GoAhead, done: StepDone, atte
 }
 
 async function settleInLedger(g: ResolvedGate, t: Ticket, final: StepDone, attempts: number): Promise<StepDone> {
-  const body = final.ok ? { ok: true, data: final.data } : { ok: false, ...final.failure };
+  // Secret-marked output fields as capture stores them, then every string through the patterns.
+  const body = final.ok ? { ok: true, data: maskSecretFields(_redactDeep(final.data, g.redact), t.outputSchema) } : { ok: false, ...final.failure };
   try {
     const settled = await t.ledger.settle(t.id, t.owner, {
       code: final.ok ? "OK" : final.failure.code,

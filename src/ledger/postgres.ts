@@ -69,6 +69,13 @@ export function postgresLedger(options: PostgresLedgerOptions): Ledger {
   pool.on("error", () => {
     // An idle client died (e.g. the server restarted); the pool replaces it on next use.
   });
+  if (readonly) {
+    // Also per session: a connection string's own `options=` replaces the config's above. Queued
+    // on each new client before anything else runs on it; the code refuses writes regardless.
+    pool.on("connect", (client) => {
+      client.query("SET default_transaction_read_only = on").catch(() => undefined);
+    });
+  }
 
   let closed = false;
   let migrated: Promise<void> | undefined;

@@ -199,3 +199,28 @@ export function captureArguments(args: unknown, listing: ToolListing | undefined
 export function captureResult(data: unknown, listing: ToolListing | undefined, redact: Redactor, maxLength: number): string {
   return captureValue(data, listing?.outputSchema, redact, maxLength);
 }
+
+/**
+ * A JSON value (as `JSON.parse` returns it) with every field `schema` marks secret replaced by
+ * {@link SECRET_PLACEHOLDER}, and nothing else changed: no bounds, nothing cut — for a stored
+ * result that must replay whole (the ledger). A value the schema does not describe is kept.
+ * @example maskSecretFields({ card: "4242", n: 1 }, { properties: { card: { type: "string", secret: true } } }) // { card: "[REDACTED]", n: 1 }
+ */
+export function maskSecretFields(value: unknown, schema: unknown): unknown {
+  const root = isObj(schema) ? schema : undefined;
+  return root === undefined ? value : mask(value, [root], root);
+}
+
+function mask(v: unknown, direct: readonly JsonObject[], root: JsonObject): unknown {
+  if (direct.length === 0) return v;
+  const schemas: JsonObject[] = [];
+  for (const s of direct) expand(s, root, schemas, new Set());
+  if (schemas.some(isSecretSchema)) return SECRET_PLACEHOLDER;
+  if (Array.isArray(v)) return v.map((item, i) => mask(item, childrenForIndex(schemas, i), root));
+  if (!isObj(v)) return v;
+  const out: JsonObject = {};
+  for (const key of Object.keys(v)) {
+    Object.defineProperty(out, key, { value: mask(v[key], childrenForKey(schemas, key), root), enumerable: true, writable: true, configurable: true });
+  }
+  return out;
+}

@@ -183,4 +183,21 @@ describe("the gate and its ledger", () => {
     await createGate({ tools: [tool], ledger }).call("pay", { amount: 1 }, { idempotencyKey: "k" });
     expect(leases).toEqual([30_000 * 11 + 2_000 * 3 + 5_000]);
   });
+
+  it("an output field the schema marks secret is stored (and replayed) as the placeholder, like capture does", async () => {
+    const ledger = memoryLedger();
+    const tool = defineTool({
+      ...base,
+      name: "issue_card",
+      output: z.object({ id: z.string(), cvv: z.string().meta({ secret: true }), last4: z.string() }),
+      execute: () => ({ id: "c1", cvv: "987", last4: "4242" }),
+    });
+    const gate = createGate({ tools: [tool], ledger });
+    const first = await gate.call("issue_card", { amount: 1 }, { idempotencyKey: "k" });
+    expect(first).toMatchObject({ ok: true, data: { cvv: "987" } }); // the caller of the call itself gets the value
+    const rows = await ledger.list({});
+    expect(JSON.stringify(rows)).not.toContain("987");
+    const replay = await gate.call("issue_card", { amount: 1 }, { idempotencyKey: "k" });
+    expect(replay).toMatchObject({ ok: true, data: { id: "c1", cvv: "[REDACTED]", last4: "4242" }, meta: { replayed: true } });
+  });
 });
