@@ -12,6 +12,7 @@ import { postgresLedger } from "../ledger/postgres.js";
 import { sqliteLedger } from "../ledger/sqlite.js";
 import type { Ledger, LedgerEntry, ListQuery } from "../ledger/types.js";
 import { isToolgateConfigError } from "../errors.js";
+import { MAX_LIST } from "../ledger/_decide.js";
 
 const usage = `Usage: toolgate ledger <list|show|unresolved|prune> --db <path|postgres://…> [options]
 
@@ -29,7 +30,7 @@ const usage = `Usage: toolgate ledger <list|show|unresolved|prune> --db <path|po
 Options:
   --db <path|url>      SQLite file or postgres:// connection string (required)
   --tool <name>        only this tool (list, unresolved)
-  --limit <n>          at most n entries (list, unresolved; default 100)
+  --limit <n>          at most n entries, 1 to 10000 (list, unresolved; default 100)
   --older-than <dur>   prune: also entries older than this (e.g. 30m, 12h, 7d) that hold no
                        live key (unkeyed writes, released keys); a key that still
                        deduplicates is kept until it expires, so a retry cannot run again
@@ -138,10 +139,15 @@ async function run(argv: readonly string[]): Promise<number> {
   if (sub === "show" ? rest.length !== 1 : rest.length !== 0) {
     throw new CliError("E_USAGE", sub === "show" ? "show takes exactly one id" : `unexpected argument ${JSON.stringify(rest[0])}`);
   }
+  // A flag the subcommand does not use is a mistake to report, not to ignore.
+  const uses: Record<string, readonly string[]> = { list: ["tool", "limit"], unresolved: ["tool", "limit"], show: [], prune: ["older-than"] };
+  for (const flag of ["tool", "limit", "older-than"] as const) {
+    if (values[flag] !== undefined && !uses[sub]!.includes(flag)) throw new CliError("E_USAGE", `--${flag} does not apply to ${sub}`);
+  }
   let limit: number | undefined;
   if (values.limit !== undefined) {
     limit = Number(values.limit);
-    if (!Number.isInteger(limit) || limit < 1) throw new CliError("E_USAGE", "--limit must be a positive integer");
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST) throw new CliError("E_USAGE", `--limit must be an integer from 1 to ${MAX_LIST}`);
   }
   const olderThanMs = values["older-than"] === undefined ? undefined : parseDuration(values["older-than"]);
   const query = { ...(values.tool !== undefined ? { tool: values.tool } : {}), ...(limit !== undefined ? { limit } : {}) };

@@ -103,9 +103,13 @@ export function _commonOptions(store: string, o: LedgerOptions): { ttlMs: number
 }
 
 /** Default and cap for list queries. */
+/** The most entries one list call returns. */
+export const MAX_LIST = 10_000;
+
 export function _limit(limit: number | undefined): number {
   if (limit === undefined) return 100;
-  return Number.isInteger(limit) && limit > 0 ? Math.min(limit, 10_000) : 100;
+  if (Number.isInteger(limit) && limit > 0 && limit <= MAX_LIST) return limit;
+  throw new ToolgateConfigError("E_LEDGER_QUERY", `ledger list: limit must be an integer from 1 to ${MAX_LIST.toLocaleString("en")} (got ${String(limit)})`);
 }
 
 /** True when an entry's outcome is unknown. */

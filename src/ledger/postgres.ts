@@ -198,9 +198,9 @@ export function postgresLedger(options: PostgresLedgerOptions): Ledger {
       const r = await rows(`SELECT * FROM ${T} WHERE id = $1 OR call_id = $1 ORDER BY created_at DESC, seq DESC LIMIT 1`, [idOrCallId]);
       return r[0];
     },
-    list: (q: ListQuery = {}) =>
+    list: async (q: ListQuery = {}) =>
       rows(`SELECT * FROM ${T} WHERE ($1::text IS NULL OR tool = $1) ORDER BY created_at DESC, seq DESC LIMIT $2`, [q.tool ?? null, _limit(q.limit)]),
-    unresolved: (q: ListQuery = {}) =>
+    unresolved: async (q: ListQuery = {}) =>
       rows(
         `SELECT * FROM ${T} WHERE (state = 'in_flight' OR effect = 'unknown') AND ($1::text IS NULL OR tool = $1) ORDER BY created_at ASC, seq ASC LIMIT $2`,
         [q.tool ?? null, _limit(q.limit)],

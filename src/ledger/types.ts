@@ -99,7 +99,7 @@ export interface Settlement {
 export interface ListQuery {
   /** Only this tool. */
   readonly tool?: string;
-  /** Most recent first, at most this many. Default 100. */
+  /** Most recent first, at most this many: an integer from 1 to 10,000 (anything else rejects with `E_LEDGER_QUERY`). Default 100. */
   readonly limit?: number;
 }
 

@@ -153,6 +153,15 @@ describe("toolgate ledger on something that is not a ledger", () => {
     expect(readFileSync(path).equals(before)).toBe(true);
   });
 
+  it("a flag the subcommand does not use, or a --limit out of range, is a usage error (exit 2), not ignored", async () => {
+    const db = join(dir, "flags.db");
+    for (const args of [["list", "--older-than", "7d"], ["show", "x", "--limit", "3"], ["prune", "--tool", "pay"], ["list", "--limit", "10001"], ["list", "--limit", "0"]]) {
+      const r = await cli(...args, "--db", db);
+      expect(r.code, args.join(" ")).toBe(2);
+      expect(r.stderr).toMatch(/does not apply|--limit must be/);
+    }
+  });
+
   it("refuses a file that is not a database, exit 2", async () => {
     const { writeFileSync } = await import("node:fs");
     const path = join(dir, "notes.txt");

@@ -113,6 +113,15 @@ export function ledgerContract(store: string, make: MakeLedger): void {
       expect(await ledger.list()).toHaveLength(1);
     });
 
+    it("list and unresolved reject a limit outside 1-10,000 (no silent default)", async () => {
+      const { ledger } = await setup();
+      for (const limit of [0, -1, 1.5, 10_001, Number.NaN]) {
+        await expect(ledger.list({ limit })).rejects.toMatchObject({ code: "E_LEDGER_QUERY" });
+        await expect(ledger.unresolved({ limit })).rejects.toMatchObject({ code: "E_LEDGER_QUERY" });
+      }
+      expect(await ledger.list({ limit: 10_000 })).toEqual([]);
+    });
+
     it("stores nothing when validation fails", async () => {
       const { ledger } = await setup();
       const pay = payTool(async (i) => ({ paymentId: "p", orderId: i.orderId }));
