@@ -60,4 +60,11 @@ describe("parseProxyConfig", () => {
     expect(() => parseProxyConfig({ defaults: { effect: "read" } })).toThrow(/config\.defaults/);
     expect(() => parseProxyConfig([])).toThrow(/E_PROXY_CONFIG|expected object/);
   });
+
+  it("refuses what it would otherwise lose or misread: a __proto__ tool key, a first restart delay above the cap", () => {
+    expect(() => parseProxyConfig(JSON.parse('{"tools":{"__proto__":{"effect":"read"}}}'))).toThrow(/config\.tools\.__proto__: not a usable tool name/);
+    expect(() => parseProxyConfig({ restart: { initialDelayMs: 5_000, maxDelayMs: 1_000 } })).toThrow(/config\.restart\.initialDelayMs: initialDelayMs must not exceed maxDelayMs/);
+    expect(() => parseProxyConfig({ restart: { initialDelayMs: 20_000 } })).toThrow(/must not exceed maxDelayMs \(default 10,000\)/);
+    expect(parseProxyConfig({ restart: { initialDelayMs: 20_000, maxDelayMs: 60_000 } })).toBeTruthy();
+  });
 });

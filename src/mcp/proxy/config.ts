@@ -41,6 +41,11 @@ const ProxyConfigSchema = z.strictObject({
       initialDelayMs: posInt(60_000).optional(),
       maxDelayMs: posInt(600_000).optional(),
     })
+    // the defaults are createUpstream's: 200 ms first delay, 10 s cap
+    .refine((r) => (r.initialDelayMs ?? 200) <= (r.maxDelayMs ?? 10_000), {
+      message: "initialDelayMs must not exceed maxDelayMs (default 10,000)",
+      path: ["initialDelayMs"],
+    })
     .optional(),
   limits: z.strictObject({ maxBytes: posInt(2 ** 31).optional(), maxDepth: posInt(1000).optional() }).optional(),
 });
@@ -56,6 +61,11 @@ export type ProxyConfig = z.infer<typeof ProxyConfigSchema>;
  * @example parseProxyConfig({ tools: { echo: { effect: "read", retries: 2 } } })
  */
 export function parseProxyConfig(value: unknown, source = "config"): ProxyConfig {
+  // zod's record drops a "__proto__" key without a word: refuse it instead of losing a policy.
+  const tools = typeof value === "object" && value !== null ? (value as { tools?: unknown }).tools : undefined;
+  if (typeof tools === "object" && tools !== null && Object.hasOwn(tools, "__proto__")) {
+    throw new ToolgateConfigError("E_PROXY_CONFIG", `${source}.tools.__proto__: not a usable tool name`);
+  }
   const r = ProxyConfigSchema.safeParse(value);
   if (r.success) return r.data;
   const lines = r.error.issues.slice(0, 10).map((i) => `${[source, ...i.path.map(String)].join(".")}: ${i.message}`);
