@@ -148,8 +148,9 @@ class Session implements LoopSession {
 
   beginTurn(): StopDecision | EscalateDecision | undefined {
     if (this.#outcome !== undefined) return this.#outcome;
+    // The refused turn is not begun: `turns` stays at the cap.
+    if (this.#turns >= this.o.maxTurns) return this.#stop("turn_limit");
     this.#turns++;
-    if (this.#turns > this.o.maxTurns) return this.#stop("turn_limit");
     return undefined;
   }
 

@@ -227,7 +227,7 @@ describe("loop policy: caps and the host loop", () => {
     let n = 0;
     const model: AgentModel = { next: () => [{ tool: "get_order", args: { customerId: `c_${++n}` } }] };
     const out = await runAgentLoop({ session: createLoopPolicy({ maxTurns: 3 }).start(), model, execute: exec });
-    expect(out).toMatchObject({ status: "stopped", turns: 4, calls: 3, decision: { action: "stop", reason: "turn_limit" } });
+    expect(out).toMatchObject({ status: "stopped", turns: 3, calls: 3, decision: { action: "stop", reason: "turn_limit" } }); // the refused turn is not counted
   });
 
   it("stops at the call cap, counting refused calls", async () => {
