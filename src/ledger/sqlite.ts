@@ -143,7 +143,7 @@ export function sqliteLedger(options: SqliteLedgerOptions): Ledger {
     settle: db.prepare(
       `UPDATE ${T} SET state = 'settled', code = ?, effect = ?, result = ?, attempts = ?, key_hash = CASE WHEN ? THEN NULL ELSE key_hash END, updated_at = ? WHERE id = ? AND owner = ? AND state = 'in_flight'`,
     ),
-    get: db.prepare(`SELECT * FROM ${T} WHERE id = ? OR call_id = ? ORDER BY created_at DESC LIMIT 1`),
+    get: db.prepare(`SELECT * FROM ${T} WHERE id = ? OR call_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1`),
     list: db.prepare(`SELECT * FROM ${T} WHERE (? IS NULL OR tool = ?) ORDER BY created_at DESC, rowid DESC LIMIT ?`),
     unresolved: db.prepare(
       `SELECT * FROM ${T} WHERE (state = 'in_flight' OR effect = 'unknown') AND (? IS NULL OR tool = ?) ORDER BY created_at ASC, rowid ASC LIMIT ?`,

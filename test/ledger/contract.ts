@@ -113,6 +113,17 @@ export function ledgerContract(store: string, make: MakeLedger): void {
       expect(await ledger.list()).toHaveLength(1);
     });
 
+    it("get by call id answers the newest entry, also when two share a timestamp", async () => {
+      const { ledger } = await setup();
+      const req = (id: string, key: string) => ({ id, owner: "o", callId: "same-call", tool: "t", version: "1", principal: null, fingerprint: "f", leaseMs: 10_000, takeover: false, key: { display: key, hash: `h-${key}` } });
+      const first = crypto.randomUUID();
+      const second = crypto.randomUUID();
+      await ledger.claim(req(first, "k1"));
+      await ledger.claim(req(second, "k2"));
+      expect((await ledger.get("same-call"))?.id).toBe(second);
+      expect((await ledger.get(first))?.id).toBe(first);
+    });
+
     it("list and unresolved reject a limit outside 1-10,000 (no silent default)", async () => {
       const { ledger } = await setup();
       for (const limit of [0, -1, 1.5, 10_001, Number.NaN]) {
