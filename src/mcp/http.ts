@@ -139,13 +139,17 @@ function digest(s: string): Buffer {
   return createHash("sha256").update(s).digest();
 }
 
-function deny(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+/** JSON-RPC's codes for a refused HTTP request: -32700 only when the body is not JSON. */
+const PARSE_ERROR = -32700;
+const INVALID_REQUEST = -32600;
+
+function deny(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}, code = status === 400 ? INVALID_REQUEST : -32000): void {
   if (res.headersSent) return;
   res.writeHead(status, { "content-type": "application/json", ...headers });
-  res.end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: status === 400 ? -32700 : -32000, message } }));
+  res.end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code, message } }));
 }
 
-type BodyResult = { ok: true; value: unknown } | { ok: false; status: number; message: string };
+type BodyResult = { ok: true; value: unknown } | { ok: false; status: number; message: string; code?: number };
 
 function readBody(req: IncomingMessage, max: number): Promise<BodyResult> {
   return new Promise((resolve) => {
@@ -177,7 +181,7 @@ function readBody(req: IncomingMessage, max: number): Promise<BodyResult> {
       try {
         resolve({ ok: true, value: JSON.parse(Buffer.concat(chunks).toString("utf8")) });
       } catch {
-        resolve({ ok: false, status: 400, message: "Parse error: the body is not JSON" });
+        resolve({ ok: false, status: 400, message: "Parse error: the body is not JSON", code: PARSE_ERROR });
       }
     });
   });
@@ -242,7 +246,7 @@ export async function serveHttp(factory: () => Server, options: HttpOptions = {}
     const sessionId = Array.isArray(sid) ? sid[0] : sid;
     if (req.method === "POST") {
       const body = await readBody(req, maxBody);
-      if (!body.ok) return deny(res, body.status, body.message);
+      if (!body.ok) return deny(res, body.status, body.message, {}, body.code);
       if (sessionId !== undefined) {
         const s = sessions.get(sessionId);
         if (s === undefined) return deny(res, 404, "Session not found");

@@ -12,7 +12,7 @@ import { ToolgateConfigError } from "../errors.js";
 /** A diagnostic line for a transport error that never repeats what the peer sent. */
 export function describeError(e: Error): string {
   const msg = e.message;
-  if (/ReadBuffer exceeded/.test(msg)) return "a message larger than the limit was dropped";
+  if (/ReadBuffer exceeded/.test(msg)) return "a message larger than the limit (maxMessageBytes) arrived; the session is closed";
   if (e instanceof SyntaxError || /JSON|Unexpected token|invalid_union|invalid_type|Invalid input/i.test(msg)) return "a line that is not JSON-RPC was ignored";
   return (msg.split("\n", 1)[0] ?? "").slice(0, 200);
 }

@@ -95,7 +95,9 @@ describe("serveHttp: Streamable HTTP, official v1 client", () => {
     const nonJson = await post(http.url, "{not json");
     expect(nonJson.status).toBe(400);
     expect(await nonJson.json()).toMatchObject({ error: { code: -32700 } });
-    expect((await post(http.url, JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }))).status).toBe(400);
+    const noSession = await post(http.url, JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }));
+    expect(noSession.status).toBe(400);
+    expect(await noSession.json()).toMatchObject({ error: { code: -32600 } }); // an invalid request, not a parse error
     expect((await post(http.url, JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/list" }), { "mcp-session-id": "nope" })).status).toBe(404);
     expect((await post(http.url, "x".repeat(5 * 1024 * 1024))).status).toBe(413);
   });
