@@ -235,9 +235,11 @@ async function attemptsFrom(
         r = await runAttempt(tool, input, scope, attempt, rt.timeoutMs);
       }
       if (r.kind === "unstarted") {
-        // The caller had cancelled before this attempt could start: it is not an execution.
+        // The caller had cancelled before this attempt could start: it is not an execution. A
+        // taken-over claim keeps the unknown effect of the call it took over.
         if (probe) rt.breaker?.release();
-        return { ok: false, failure: cancelledAfter(last), attempts: attempt - 1 };
+        const failure = last === undefined && write && scope.resumed ? _fail("FAILED", MSG.cancelledBefore, false, "unknown") : cancelledAfter(last);
+        return { ok: false, failure, attempts: attempt - 1 };
       }
       const durationMs = env.onAttempt === undefined ? 0 : performance.now() - started;
       if (r.kind === "value") return succeeded(rt, scope, env, attempt, r.value, started);

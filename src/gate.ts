@@ -66,6 +66,7 @@ const MSG = {
   cancelled: "The call was cancelled before it ran; nothing was executed",
   cancelledAfter: "The call was cancelled while its result was being checked; the tool had already run",
   checkTimeout: "The tool's result could not be checked in time; the tool had already run",
+  replayWithheld: "This idempotency key's call succeeded, but its stored result cannot be replayed in full (secret fields were withheld)",
   internal: "The call failed inside the gate",
 } as const;
 
@@ -244,7 +245,7 @@ function claimed(
 
 /** 6. Execute under policy: timeout, classification, retry, breaker, concurrency. */
 function executed(call: Call, rt: ToolRuntime, input: unknown, claim: ClaimedCall, now: number | undefined): ToolResult | Promise<ToolResult> {
-  if (claim.kind === "answer") return finish(call, claim.done, 0);
+  if (claim.kind === "answer") return answered(call, rt, claim.done);
   return new Promise<ToolResult>((resolve) => {
     try {
       executeWithPolicy(rt, input, claim.scope, call.g, now, (exec) => resolve(checked(call, rt, input, claim, exec)));
@@ -252,6 +253,20 @@ function executed(call: Call, rt: ToolRuntime, input: unknown, claim: ClaimedCal
       resolve(internalError(call)());
     }
   });
+}
+
+/**
+ * 5b. The ledger answered instead of the tool (a replay, a conflict). A replayed success whose
+ * stored copy had values redacted is checked against the output schema once more: a field the
+ * schema constrains (a number, a format) that was withheld would hand the client data that breaks
+ * the contract — then the call says it succeeded but cannot be replayed in full.
+ */
+function answered(call: Call, rt: ToolRuntime, done: Done): ToolResult | Promise<ToolResult> {
+  if (!done.ok || done.withheld !== true) return finish(call, done, 0);
+  const decide = (o: StandardSchemaV1.Result<unknown> | "threw"): ToolResult =>
+    o === "threw" || o.issues !== undefined ? finish(call, { ok: false, failure: _fail("FAILED", MSG.replayWithheld, false, "applied"), replayed: true }, 0) : finish(call, done, 0);
+  const out = validate(rt.tool.output, done.data);
+  return isPromiseLike(out) ? out.then(decide, internalError(call)) : decide(out);
 }
 
 /** 7–8. Validate output (a transport success proves no business rule), then the business check. */
@@ -335,8 +350,8 @@ function judged(g: ResolvedGate, tool: AnyTool, input: unknown, value: unknown, 
   if (tool.check === undefined) return { ok: true, data: out.value };
   const toDone = (verdict: unknown): Done => {
     if (verdict === undefined) return { ok: true, data: out.value };
-    if (verdict === "threw") return { ok: false, failure: _fail("FAILED", MSG.checkFailed, false, writeEffect) };
-    return { ok: false, failure: failureFor(classifyError(verdict, undefined), tool.effect, g.redact) };
+    if (verdict === "threw") return { ok: false, failure: _fail("FAILED", MSG.checkFailed, false, writeEffect), checked: true };
+    return { ok: false, failure: failureFor(classifyError(verdict, undefined), tool.effect, g.redact), checked: true };
   };
   const verdict = businessCheck(tool, out.value, input);
   return verdict instanceof Promise ? verdict.then(toDone) : toDone(verdict);

@@ -18,8 +18,20 @@ import { maskSecretFields } from "./log/_capture.js";
 
 /** What a pipeline step settles on (the gate's `Done`). */
 export type StepDone =
-  | { readonly ok: true; readonly data: unknown; readonly replayed?: boolean }
-  | { readonly ok: false; readonly failure: Failure; readonly replayed?: boolean };
+  | {
+      readonly ok: true;
+      readonly data: unknown;
+      readonly replayed?: boolean;
+      /** A replay whose stored copy had values redacted: check it against the contract before answering. */
+      readonly withheld?: boolean;
+    }
+  | {
+      readonly ok: false;
+      readonly failure: Failure;
+      readonly replayed?: boolean;
+      /** The failure is the business check's verdict on what the tool returned: the tool ran and answered. */
+      readonly checked?: boolean;
+    };
 
 /** The caller's part of the call (what `gate.call` was given besides the arguments). */
 export interface ClaimOptions {
@@ -190,15 +202,21 @@ export function settleCall(g: ResolvedGate, claim: GoAhead, done: StepDone, atte
 }
 
 async function settleInLedger(g: ResolvedGate, t: Ticket, final: StepDone, attempts: number): Promise<StepDone> {
-  // Secret-marked output fields as capture stores them, then every string through the patterns.
-  const body = final.ok ? { ok: true, data: maskSecretFields(_redactDeep(final.data, g.redact), t.outputSchema) } : { ok: false, ...final.failure };
   try {
+    // Secret-marked output fields as capture stores them, then every string through the patterns.
+    // Inside the try: a value JSON cannot hold (a bigint, a cycle) fails the store, not the call.
+    let body: Record<string, unknown>;
+    if (final.ok) {
+      const data = maskSecretFields(_redactDeep(final.data, g.redact), t.outputSchema);
+      const withheld = JSON.stringify(data) !== JSON.stringify(final.data); // something was redacted
+      body = withheld ? { ok: true, data, withheld: true } : { ok: true, data };
+    } else body = { ok: false, ...final.failure };
     const settled = await t.ledger.settle(t.id, t.owner, {
       code: final.ok ? "OK" : final.failure.code,
       effect: final.ok ? "applied" : final.failure.effect,
       result: JSON.stringify(_redactDeep(body, g.redact)),
       attempts,
-      releaseKey: releasesKey(final, attempts),
+      releaseKey: releasesKey(final),
     });
     if (!settled) g.onHookError("ledger", new Error("toolgate: the ledger claim was taken over before it settled"));
   } catch (e) {
@@ -208,15 +226,15 @@ async function settleInLedger(g: ResolvedGate, t: Ticket, final: StepDone, attem
 }
 
 /**
- * Whether a settled outcome frees its key for a new execution instead of being replayed: only
- * when certainly nothing happened and a replay would be wrong — a retryable failure (a later call
- * may succeed), a call that never executed (cancelled before the tool ran, refused before any
- * attempt), or the service denying the caller (a replay would keep answering DENIED after the
- * credential is fixed). A REJECTED verdict is kept and replayed: the tool ran and answered.
+ * Whether a settled outcome frees its key for a new execution instead of being replayed: only a
+ * failure with effect `none` (nothing happened) that is not an answer — a retryable failure, a
+ * cancel, a failure a state check found harmless, or the service denying the caller (a replay
+ * would keep answering DENIED after the credential is fixed). A REJECTED verdict, and any verdict
+ * of the business check on what the tool returned, is kept and replayed: the tool ran and answered.
  */
-function releasesKey(final: StepDone, attempts: number): boolean {
-  if (final.ok || final.failure.effect !== "none") return false;
-  return final.failure.retryable || attempts === 0 || final.failure.code === "DENIED";
+function releasesKey(final: StepDone): boolean {
+  if (final.ok || final.checked === true || final.failure.effect !== "none") return false;
+  return final.failure.code !== "REJECTED";
 }
 
 /** A failure after recorded effects: the effect applied, here are the refs. */
@@ -232,7 +250,7 @@ function withEffects(done: StepDone, effects: readonly EffectRef[]): StepDone {
 function replay(entry: LedgerEntry): StepDone {
   try {
     const body = JSON.parse(entry.result ?? "") as { ok?: unknown; data?: unknown } & Record<string, unknown>;
-    if (body.ok === true) return { ok: true, data: body.data, replayed: true };
+    if (body.ok === true) return body.withheld === true ? { ok: true, data: body.data, replayed: true, withheld: true } : { ok: true, data: body.data, replayed: true };
     if (body.ok === false && typeof body.code === "string" && typeof body.message === "string") {
       const { ok: _ok, ...failure } = body;
       return { ok: false, failure: failure as unknown as Failure, replayed: true };

@@ -211,6 +211,9 @@ class Session implements LoopSession {
     this.#pending.delete(call.tool);
     switch (code) {
       case "REJECTED":
+        // A write refused without saying whether it changed anything (a proxied upstream's error):
+        // as for FAILED, a state check comes before any new decision.
+        if (r.effect === "unknown") return this.#escalate(call, at, "unknown_effect", r);
         return this.#emit<ContinueDecision>({ action: "continue", reason: "rejected", message: LOOP_MESSAGES.rejected, ...at, code });
       case "CONFLICT":
         if (!r.retryable) return this.#emit<ContinueDecision>({ action: "continue", reason: "conflict", message: LOOP_MESSAGES.conflict, ...at, code });

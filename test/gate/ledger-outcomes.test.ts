@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createGate, defineTool, denied, reject } from "../../src/index.js";
+import { createGate, defineTool, denied, reject, transient } from "../../src/index.js";
 import { memoryLedger } from "../../src/ledger/index.js";
 
 const base = { version: "1", description: "d", input: z.object({ amount: z.number() }), output: z.object({ id: z.string() }), effect: "write" } as const;
@@ -199,5 +199,69 @@ describe("the gate and its ledger", () => {
     expect(JSON.stringify(rows)).not.toContain("987");
     const replay = await gate.call("issue_card", { amount: 1 }, { idempotencyKey: "k" });
     expect(replay).toMatchObject({ ok: true, data: { id: "c1", cvv: "[REDACTED]", last4: "4242" }, meta: { replayed: true } });
+  });
+
+  it("a withheld secret the output schema constrains (a number) is not replayed as broken data", async () => {
+    const ledger = memoryLedger();
+    let runs = 0;
+    const tool = defineTool({
+      ...base,
+      name: "pin",
+      output: z.object({ id: z.string(), pin: z.number().meta({ secret: true }) }),
+      execute: () => (runs++, { id: "c1", pin: 1234 }),
+    });
+    const gate = createGate({ tools: [tool], ledger });
+    expect(await gate.call("pin", { amount: 1 }, { idempotencyKey: "k" })).toMatchObject({ ok: true, data: { pin: 1234 } });
+    const replay = await gate.call("pin", { amount: 1 }, { idempotencyKey: "k" });
+    expect(replay).toMatchObject({ ok: false, code: "FAILED", effect: "applied", retryable: false, meta: { replayed: true } });
+    expect(replay.ok ? "" : replay.message).toMatch(/succeeded, but its stored result cannot be replayed in full/);
+    expect(runs).toBe(1);
+  });
+
+  it("a write cancelled during its backoff (nothing happened) frees its key: the next call runs", async () => {
+    let runs = 0;
+    const ctrl = new AbortController();
+    const tool = defineTool({
+      ...base,
+      name: "book",
+      execute: () => {
+        runs++;
+        if (runs === 1) {
+          setTimeout(() => ctrl.abort(), 5); // during the backoff that follows
+          throw transient("busy");
+        }
+        return { id: "b1" };
+      },
+      reconcile: async () => ({ status: "none" as const }),
+    });
+    const gate = createGate({ tools: [tool], ledger: memoryLedger(), breaker: false, retry: { baseMs: 200, capMs: 200, budget: false } });
+    const first = await gate.call("book", { amount: 1 }, { idempotencyKey: "k", signal: ctrl.signal });
+    expect(first).toMatchObject({ ok: false, code: "FAILED", effect: "none" });
+    const again = await gate.call("book", { amount: 1 }, { idempotencyKey: "k" });
+    expect(again).toMatchObject({ ok: true, data: { id: "b1" } });
+    expect(again.meta.replayed).toBeUndefined();
+  });
+
+  it("a business check's verdict on a write (DENIED included) keeps the key: the tool ran and answered", async () => {
+    let runs = 0;
+    const tool = defineTool({ ...base, name: "pay", execute: () => ({ id: `p${++runs}` }), check: () => denied("account frozen") });
+    const gate = createGate({ tools: [tool], ledger: memoryLedger() });
+    expect(await gate.call("pay", { amount: 1 }, { idempotencyKey: "k" })).toMatchObject({ ok: false, code: "DENIED" });
+    expect(await gate.call("pay", { amount: 1 }, { idempotencyKey: "k" })).toMatchObject({ ok: false, code: "DENIED", meta: { replayed: true } });
+    expect(runs).toBe(1);
+  });
+
+  it("a write whose output JSON cannot hold (a bigint) still answers; the store's failure goes to onHookError", async () => {
+    const hooks: string[] = [];
+    const tool = defineTool({
+      ...base,
+      name: "big",
+      output: z.object({ id: z.string(), n: z.bigint() }),
+      execute: () => ({ id: "x", n: 10n }),
+    });
+    const gate = createGate({ tools: [tool], ledger: memoryLedger(), onHookError: (h) => void hooks.push(h) });
+    const r = await gate.call("big", { amount: 1 }, { idempotencyKey: "k" });
+    expect(r).toMatchObject({ ok: true, data: { id: "x", n: 10n } });
+    expect(hooks).toEqual(["ledger"]);
   });
 });

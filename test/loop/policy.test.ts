@@ -197,6 +197,9 @@ describe("loop policy: stop and escalate", () => {
     expect(decide(failure({ code: "CONFLICT", retryable: false, effect: "none" }))).toMatchObject({ action: "continue", reason: "conflict" });
     expect(decide(failure({ code: "FAILED", retryable: false, effect: "none" }))).toMatchObject({ action: "stop", reason: "failed" });
     expect(decide(failure({ code: "FAILED", retryable: false, effect: "unknown" }))).toMatchObject({ action: "escalate", reason: "unknown_effect" });
+    // a write refused without saying whether it changed anything is a state check too, not a new decision
+    expect(decide(failure({ code: "REJECTED", retryable: false, effect: "unknown" }))).toMatchObject({ action: "escalate", reason: "unknown_effect" });
+    expect(decide(failure({ code: "REJECTED", retryable: false, effect: "none" }))).toMatchObject({ action: "continue", reason: "rejected" });
   });
 
   it("stops on anything that is not an envelope, and on a throwing executor", async () => {
@@ -277,7 +280,7 @@ describe("loop policy: caps and the host loop", () => {
 function meta() {
   return { tool: "create_refund", version: "1.0.0", callId: "m1", attempts: 1, durationMs: 1 };
 }
-function failure(f: { code: "CONFLICT" | "FAILED"; retryable: boolean; effect: "none" | "unknown"; retryAfterMs?: number }): ToolResult {
+function failure(f: { code: "CONFLICT" | "FAILED" | "REJECTED"; retryable: boolean; effect: "none" | "unknown"; retryAfterMs?: number }): ToolResult {
   return { ok: false, message: "m", ...f, meta: meta() };
 }
 function invalidOutput(): ToolResult {
