@@ -128,7 +128,10 @@ export function executeWithPolicy(
 ): void {
   const tool = rt.tool;
   if (rt.inFlight >= rt.concurrency) {
-    done({ ok: false, failure: _fail("RETRYABLE", MSG.busy, true, "none"), attempts: 0 });
+    // A taken-over claim inherits an unknown effect that no state check has cleared yet: it stays
+    // unknown (and its key held, so the next call takes it over and checks), never "none".
+    const effect = tool.effect === "write" && scope.resumed ? "unknown" : "none";
+    done({ ok: false, failure: _fail("RETRYABLE", MSG.busy, true, effect), attempts: 0 });
     return;
   }
   rt.inFlight++;
@@ -205,11 +208,18 @@ async function attemptsFrom(
 ): Promise<ExecOutcome> {
   const tool = rt.tool;
   const write = tool.effect === "write";
-  try {
+  /**
+   * Whether a write may have taken effect in this call or the one it took over, and no state check
+   * has said "none" since: then a failure that claims "none" (a later attempt DENIED, a cancel)
+   * is reported as unknown instead, and its key stays held.
+   */
+  let maybeApplied = write && scope.resumed;
+  const loop = async (): Promise<ExecOutcome> => {
     if (first === undefined && write && scope.resumed) {
       const rec = await reconcileWrite(tool, input, scope, 0, rt.timeoutMs);
       if (rec?.status === "applied") return { ok: true, value: rec.output, attempts: 0 };
       if (rec?.status === "unknown") return { ok: false, failure: _fail("FAILED", MSG.writeUnknown, false, "unknown"), attempts: 0 };
+      if (rec?.status === "none") maybeApplied = false;
     }
     let last: Failure | undefined;
     let pending = first;
@@ -235,11 +245,9 @@ async function attemptsFrom(
         r = await runAttempt(tool, input, scope, attempt, rt.timeoutMs);
       }
       if (r.kind === "unstarted") {
-        // The caller had cancelled before this attempt could start: it is not an execution. A
-        // taken-over claim keeps the unknown effect of the call it took over.
+        // The caller had cancelled before this attempt could start: it is not an execution.
         if (probe) rt.breaker?.release();
-        const failure = last === undefined && write && scope.resumed ? _fail("FAILED", MSG.cancelledBefore, false, "unknown") : cancelledAfter(last);
-        return { ok: false, failure, attempts: attempt - 1 };
+        return { ok: false, failure: cancelledAfter(last), attempts: attempt - 1 };
       }
       const durationMs = env.onAttempt === undefined ? 0 : performance.now() - started;
       if (r.kind === "value") return succeeded(rt, scope, env, attempt, r.value, started);
@@ -251,6 +259,7 @@ async function attemptsFrom(
       }
       else rt.breaker?.success(); // the service answered: it is up
       last = failureFor(c ?? { kind: r.kind as "timeout" | "cancelled" }, tool.effect, env.redact);
+      if (last.effect === "unknown") maybeApplied = true;
       let safe = !write || (tool.idempotentDownstream === true && scope.idempotencyKey !== undefined);
       let reconciled: ReconcileOutcome | undefined;
       // A state check is only trusted once the attempt it checks has stopped: a timed-out tool may
@@ -260,6 +269,7 @@ async function attemptsFrom(
         reconciled = await reconcileWrite(tool, input, scope, attempt, rt.timeoutMs);
         if (reconciled?.status === "none") {
           last = failureFor(c ?? { kind: r.kind as "timeout" }, "read", env.redact); // certainly no effect
+          maybeApplied = false; // the state check speaks for every attempt so far
           safe = true;
         }
       }
@@ -286,6 +296,11 @@ async function attemptsFrom(
       if (!(await sleep(backoffMs, scope.signal))) return { ok: false, failure: cancelledAfter(last), attempts: attempt };
     }
     return { ok: false, failure: last ?? _fail("FAILED", MSG.failed, false, "none"), attempts: maxAttempts };
+  };
+  try {
+    const outcome = await loop();
+    if (outcome.ok || !maybeApplied || outcome.failure.effect !== "none") return outcome;
+    return { ok: false, failure: _fail("FAILED", MSG.writeUnknown, false, "unknown"), attempts: outcome.attempts };
   } finally {
     rt.inFlight--;
   }

@@ -245,7 +245,7 @@ function claimed(
 
 /** 6. Execute under policy: timeout, classification, retry, breaker, concurrency. */
 function executed(call: Call, rt: ToolRuntime, input: unknown, claim: ClaimedCall, now: number | undefined): ToolResult | Promise<ToolResult> {
-  if (claim.kind === "answer") return answered(call, rt, claim.done);
+  if (claim.kind === "answer") return answered(call, claim.done);
   return new Promise<ToolResult>((resolve) => {
     try {
       executeWithPolicy(rt, input, claim.scope, call.g, now, (exec) => resolve(checked(call, rt, input, claim, exec)));
@@ -256,17 +256,13 @@ function executed(call: Call, rt: ToolRuntime, input: unknown, claim: ClaimedCal
 }
 
 /**
- * 5b. The ledger answered instead of the tool (a replay, a conflict). A replayed success whose
- * stored copy had values redacted is checked against the output schema once more: a field the
- * schema constrains (a number, a format) that was withheld would hand the client data that breaks
- * the contract — then the call says it succeeded but cannot be replayed in full.
+ * 5b. The ledger answered instead of the tool (a replay, a conflict). A success whose stored copy
+ * had to withhold a value the output schema constrains (a secret number, a format) is not handed
+ * out as data that breaks the contract: the call says it succeeded but cannot be replayed in full.
  */
-function answered(call: Call, rt: ToolRuntime, done: Done): ToolResult | Promise<ToolResult> {
+function answered(call: Call, done: Done): ToolResult {
   if (!done.ok || done.withheld !== true) return finish(call, done, 0);
-  const decide = (o: StandardSchemaV1.Result<unknown> | "threw"): ToolResult =>
-    o === "threw" || o.issues !== undefined ? finish(call, { ok: false, failure: _fail("FAILED", MSG.replayWithheld, false, "applied"), replayed: true }, 0) : finish(call, done, 0);
-  const out = validate(rt.tool.output, done.data);
-  return isPromiseLike(out) ? out.then(decide, internalError(call)) : decide(out);
+  return finish(call, { ok: false, failure: _fail("FAILED", MSG.replayWithheld, false, "applied"), replayed: true }, 0);
 }
 
 /** 7–8. Validate output (a transport success proves no business rule), then the business check. */

@@ -6,6 +6,7 @@
  * @module
  */
 import { randomUUID } from "node:crypto";
+import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { _fail, type EffectRef, type Failure } from "./result.js";
 import type { CallScope } from "./attempt.js";
 import type { ToolRuntime } from "./execute.js";
@@ -54,6 +55,8 @@ interface Ticket {
   readonly owner: string;
   /** The tool's advertised output schema: fields it marks secret are stored as a placeholder. */
   readonly outputSchema: unknown;
+  /** The tool's output schema, to tell whether a redacted copy still keeps the contract. */
+  readonly output: StandardSchemaV1;
 }
 
 /** Either an answer without executing (replay, conflict), or go ahead in a scope. */
@@ -138,7 +141,7 @@ async function claimInLedger(g: ResolvedGate, rt: ToolRuntime, input: unknown, c
       return { kind: "answer", done: withEffects({ ok: false, failure: _fail("FAILED", MSG.abandoned, false, "unknown") }, outcome.entry.effects) };
     }
     const outputSchema = g.listings.find((l) => l.name === tool.name)?.outputSchema;
-    return goAhead(g, c, key, { ledger, id: outcome.entry.id, owner, outputSchema }, outcome);
+    return goAhead(g, c, key, { ledger, id: outcome.entry.id, owner, outputSchema, output: tool.output }, outcome);
   }
 }
 
@@ -208,7 +211,10 @@ async function settleInLedger(g: ResolvedGate, t: Ticket, final: StepDone, attem
     let body: Record<string, unknown>;
     if (final.ok) {
       const data = maskSecretFields(_redactDeep(final.data, g.redact), t.outputSchema);
-      const withheld = JSON.stringify(data) !== JSON.stringify(final.data); // something was redacted
+      const asJson = JSON.stringify(final.data);
+      // Withheld: redaction changed a value the contract constrains — the answer's own JSON keeps
+      // the output schema and the redacted copy does not (a replay then says so, never hands it out).
+      const withheld = JSON.stringify(data) !== asJson && (await keeps(t.output, JSON.parse(asJson))) && !(await keeps(t.output, data));
       body = withheld ? { ok: true, data, withheld: true } : { ok: true, data };
     } else body = { ok: false, ...final.failure };
     const settled = await t.ledger.settle(t.id, t.owner, {
@@ -235,6 +241,15 @@ async function settleInLedger(g: ResolvedGate, t: Ticket, final: StepDone, attem
 function releasesKey(final: StepDone): boolean {
   if (final.ok || final.checked === true || final.failure.effect !== "none") return false;
   return final.failure.code !== "REJECTED";
+}
+
+/** Whether `value` passes `schema` (a throwing or failing validator: no). */
+async function keeps(schema: StandardSchemaV1, value: unknown): Promise<boolean> {
+  try {
+    return (await schema["~standard"].validate(value)).issues === undefined;
+  } catch {
+    return false;
+  }
 }
 
 /** A failure after recorded effects: the effect applied, here are the refs. */

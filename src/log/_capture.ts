@@ -215,7 +215,7 @@ function mask(v: unknown, direct: readonly JsonObject[], root: JsonObject): unkn
   if (direct.length === 0) return v;
   const schemas: JsonObject[] = [];
   for (const s of direct) expand(s, root, schemas, new Set());
-  if (schemas.some(isSecretSchema)) return SECRET_PLACEHOLDER;
+  if (schemas.some(isSecretSchema)) return v === null ? null : SECRET_PLACEHOLDER; // a null holds no secret
   if (Array.isArray(v)) return v.map((item, i) => mask(item, childrenForIndex(schemas, i), root));
   if (!isObj(v)) return v;
   const out: JsonObject = {};

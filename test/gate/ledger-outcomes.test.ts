@@ -264,4 +264,70 @@ describe("the gate and its ledger", () => {
     expect(r).toMatchObject({ ok: true, data: { id: "x", n: 10n } });
     expect(hooks).toEqual(["ledger"]);
   });
+
+  it("a taken-over claim refused at the concurrency limit keeps its unknown effect and key: the next call checks state, not runs", async () => {
+    const db: string[] = [];
+    let stateKnown = false;
+    let release: () => void = () => {};
+    const blocker = new Promise<void>((r) => (release = r));
+    const pay = defineTool({
+      ...base,
+      name: "pay",
+      concurrency: 1,
+      input: z.object({ amount: z.number(), slow: z.boolean().optional() }),
+      execute: async (i, ctx) => {
+        if (i.slow === true) return blocker.then(() => ({ id: "slow" }));
+        db.push(`charge:${ctx.idempotencyKey}`);
+        if (db.length === 1) throw new Error("socket closed after the charge");
+        return { id: `p${db.length}` };
+      },
+      reconcile: async (_i, ctx) =>
+        !stateKnown ? { status: "unknown" as const } : db.includes(`charge:${ctx.idempotencyKey}`) ? { status: "applied" as const, output: { id: "p1" } } : { status: "none" as const },
+    });
+    const gate = createGate({ tools: [pay], ledger: memoryLedger() });
+    expect(await gate.call("pay", { amount: 1 }, { idempotencyKey: "k" })).toMatchObject({ ok: false, effect: "unknown" });
+    stateKnown = true;
+    const slow = gate.call("pay", { amount: 2, slow: true }, { idempotencyKey: "other" }); // holds the one slot
+    await new Promise((r) => setTimeout(r, 10));
+    expect(await gate.call("pay", { amount: 1 }, { idempotencyKey: "k" })).toMatchObject({ ok: false, code: "RETRYABLE", effect: "unknown" });
+    release();
+    await slow;
+    expect(await gate.call("pay", { amount: 1 }, { idempotencyKey: "k" })).toMatchObject({ ok: true, data: { id: "p1" } }); // from the state check
+    expect(db).toEqual(["charge:k"]);
+  });
+
+  it("a later attempt's 'none' does not erase an earlier attempt's unknown effect (timed out, then DENIED)", async () => {
+    let runs = 0;
+    const t = defineTool({
+      ...base,
+      name: "t",
+      timeoutMs: 20,
+      idempotentDownstream: true,
+      execute: async () => {
+        runs++;
+        if (runs === 1) return new Promise<{ id: string }>((r) => setTimeout(() => r({ id: "late" }), 60));
+        throw denied("token expired");
+      },
+    });
+    const ledger = memoryLedger();
+    const gate = createGate({ tools: [t], ledger, retry: { baseMs: 1, capMs: 2 } });
+    expect(await gate.call("t", { amount: 1 }, { idempotencyKey: "k" })).toMatchObject({ ok: false, code: "FAILED", effect: "unknown", meta: { attempts: 2 } });
+    const [entry] = await ledger.list({});
+    expect(entry).toMatchObject({ effect: "unknown" });
+    expect(entry?.keyHash).not.toBeNull(); // held: the next call takes it over
+  });
+
+  it("replays that redaction did not break are served: a null secret stays null, a pattern hit beside a date replays", async () => {
+    const ledger = memoryLedger();
+    const tool = defineTool({
+      ...base,
+      name: "r",
+      output: z.object({ pin: z.number().nullable().meta({ secret: true }), note: z.string(), at: z.date() }),
+      execute: () => ({ pin: null, note: "sent with Bearer abcdefghijklmnopqrstuvwxyz", at: new Date(0) }),
+    });
+    const gate = createGate({ tools: [tool], ledger });
+    await gate.call("r", { amount: 1 }, { idempotencyKey: "k" });
+    const replay = await gate.call("r", { amount: 1 }, { idempotencyKey: "k" });
+    expect(replay).toMatchObject({ ok: true, data: { pin: null, note: "sent with [REDACTED]", at: "1970-01-01T00:00:00.000Z" }, meta: { replayed: true } });
+  });
 });
