@@ -162,11 +162,23 @@ export function executeWithPolicy(
   });
 }
 
-/** True once the attempt's tool has stopped working (at once unless it timed out with a promise still pending). */
-async function stopped(r: AttemptResult, scope: CallScope, waitMs: number): Promise<boolean> {
-  if (r.kind !== "timeout" || r.stopped === undefined) return true;
-  const v = await untilSettled(r.stopped, scope.signal, waitMs);
+/**
+ * True once every timed-out attempt of the call has stopped working (their tools' promises
+ * settled after the abort), waiting at most `waitMs`: a state check is only trusted then.
+ */
+async function allStopped(running: readonly Promise<void>[], scope: CallScope, waitMs: number): Promise<boolean> {
+  if (running.length === 0) return true;
+  const v = await untilSettled(running.length === 1 ? running[0]! : Promise.all(running).then(() => undefined), scope.signal, waitMs);
   return v === undefined;
+}
+
+/**
+ * A failure that claims effect `none` while a write may have taken effect (see `maybeApplied`):
+ * the same answer with effect `unknown` — a FAILED one then says so in its message.
+ */
+function unknownEffect(f: Failure): Failure {
+  if (f.code === "FAILED") return _fail("FAILED", MSG.writeUnknown, false, "unknown");
+  return { ...f, effect: "unknown" };
 }
 
 /** Cancelled between attempts (or before the first): the effect is what the attempts so far left. */
@@ -214,6 +226,8 @@ async function attemptsFrom(
    * is reported as unknown instead, and its key stays held.
    */
   let maybeApplied = write && scope.resumed;
+  /** Timed-out attempts whose tools may still be working: each settles when its tool stops. */
+  const running: Promise<void>[] = [];
   const loop = async (): Promise<ExecOutcome> => {
     if (first === undefined && write && scope.resumed) {
       const rec = await reconcileWrite(tool, input, scope, 0, rt.timeoutMs);
@@ -265,11 +279,12 @@ async function attemptsFrom(
       // A state check is only trusted once the attempt it checks has stopped: a timed-out tool may
       // still be writing. It gets the tool's timeout to stop after its abort; if it does not, the
       // effect stays unknown and nothing is retried.
-      if (write && last.effect === "unknown" && kind !== "cancelled" && tool.reconcile !== undefined && (await stopped(r, scope, rt.timeoutMs))) {
+      if (r.kind === "timeout" && r.stopped !== undefined) running.push(r.stopped);
+      if (write && last.effect === "unknown" && kind !== "cancelled" && tool.reconcile !== undefined && (await allStopped(running, scope, rt.timeoutMs))) {
         reconciled = await reconcileWrite(tool, input, scope, attempt, rt.timeoutMs);
         if (reconciled?.status === "none") {
           last = failureFor(c ?? { kind: r.kind as "timeout" }, "read", env.redact); // certainly no effect
-          maybeApplied = false; // the state check speaks for every attempt so far
+          maybeApplied = false; // every attempt so far has stopped: the state check speaks for all of them
           safe = true;
         }
       }
@@ -300,7 +315,7 @@ async function attemptsFrom(
   try {
     const outcome = await loop();
     if (outcome.ok || !maybeApplied || outcome.failure.effect !== "none") return outcome;
-    return { ok: false, failure: _fail("FAILED", MSG.writeUnknown, false, "unknown"), attempts: outcome.attempts };
+    return { ok: false, failure: unknownEffect(outcome.failure), attempts: outcome.attempts };
   } finally {
     rt.inFlight--;
   }

@@ -15,6 +15,7 @@ import type { Principal } from "./tool.js";
 import type { ClaimOutcome, Ledger, LedgerEntry } from "./ledger/types.js";
 import { _fingerprint, _keyHash, _redactDeep } from "./ledger/_canonical.js";
 import { truncate } from "./redact.js";
+import { isPromiseLike } from "./standard.js";
 import { maskSecretFields } from "./log/_capture.js";
 
 /** What a pipeline step settles on (the gate's `Done`). */
@@ -214,7 +215,7 @@ async function settleInLedger(g: ResolvedGate, t: Ticket, final: StepDone, attem
       const asJson = JSON.stringify(final.data);
       // Withheld: redaction changed a value the contract constrains — the answer's own JSON keeps
       // the output schema and the redacted copy does not (a replay then says so, never hands it out).
-      const withheld = JSON.stringify(data) !== asJson && (await keeps(t.output, JSON.parse(asJson))) && !(await keeps(t.output, data));
+      const withheld = JSON.stringify(data) !== asJson && breaksContract(t.output, JSON.parse(asJson), data);
       body = withheld ? { ok: true, data, withheld: true } : { ok: true, data };
     } else body = { ok: false, ...final.failure };
     const settled = await t.ledger.settle(t.id, t.owner, {
@@ -243,12 +244,31 @@ function releasesKey(final: StepDone): boolean {
   return final.failure.code !== "REJECTED";
 }
 
-/** Whether `value` passes `schema` (a throwing or failing validator: no). */
-async function keeps(schema: StandardSchemaV1, value: unknown): Promise<boolean> {
+/**
+ * Whether the redacted copy breaks the output schema where the answer's own JSON does not: an
+ * issue at a path the JSON copy has none at. (The JSON copy may fail on its own — a `z.date()`
+ * is a string in JSON — so only new issues count.) Synchronous validators only: an async one, or
+ * one that throws, is not run again here, and the copy counts as broken (the replay says it
+ * cannot be given in full rather than risk handing out data that breaks the contract).
+ */
+function breaksContract(schema: StandardSchemaV1, json: unknown, redacted: unknown): boolean {
+  const a = issuePaths(schema, json);
+  const b = a === undefined ? undefined : issuePaths(schema, redacted);
+  if (a === undefined || b === undefined) return true;
+  for (const p of b) if (!a.has(p)) return true;
+  return false;
+}
+
+function issuePaths(schema: StandardSchemaV1, value: unknown): Set<string> | undefined {
   try {
-    return (await schema["~standard"].validate(value)).issues === undefined;
+    const r = schema["~standard"].validate(value);
+    if (isPromiseLike(r)) {
+      Promise.resolve(r).catch(() => undefined); // not awaited: never an unhandled rejection
+      return undefined;
+    }
+    return new Set((r.issues ?? []).map((i) => (i.path ?? []).map((k) => String(typeof k === "object" && k !== null ? k.key : k)).join(".")));
   } catch {
-    return false;
+    return undefined;
   }
 }
 
@@ -257,8 +277,10 @@ function withEffects(done: StepDone, effects: readonly EffectRef[]): StepDone {
   if (done.ok || effects.length === 0) return done;
   const { retryAfterMs: _drop, ...rest } = done.failure;
   // A message that said the effect is unknown would contradict `applied` (a service's own message stays).
-  const message = done.failure.effect === "unknown" ? MSG.partial : rest.message;
-  return { ok: false, failure: { ...rest, message, retryable: false, effect: "applied", effects: effects.map((e) => ({ ...e })) } };
+  const message = done.failure.effect === "unknown" || rest.code === "RETRYABLE" ? MSG.partial : rest.message;
+  // Not retryable once effects applied: a RETRYABLE code would contradict that.
+  const code = rest.code === "RETRYABLE" ? "FAILED" : rest.code;
+  return { ok: false, failure: { ...rest, code, message, retryable: false, effect: "applied", effects: effects.map((e) => ({ ...e })) } };
 }
 
 /** The stored envelope, as this call's outcome. */

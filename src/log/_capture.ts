@@ -123,7 +123,7 @@ interface Walk {
 function walk(v: unknown, direct: readonly JsonObject[], st: Walk, depth: number, skipKey?: string): unknown {
   const schemas: JsonObject[] = [];
   if (st.root !== undefined) for (const s of direct) expand(s, st.root, schemas, new Set());
-  if (schemas.some(isSecretSchema)) return SECRET_PLACEHOLDER;
+  if (schemas.some(isSecretSchema)) return v === null ? null : SECRET_PLACEHOLDER; // a null holds no secret
   if (++st.nodes > MAX_NODES || depth > MAX_DEPTH) return "[TRUNCATED]";
   switch (typeof v) {
     case "string":

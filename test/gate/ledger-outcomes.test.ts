@@ -296,7 +296,7 @@ describe("the gate and its ledger", () => {
     expect(db).toEqual(["charge:k"]);
   });
 
-  it("a later attempt's 'none' does not erase an earlier attempt's unknown effect (timed out, then DENIED)", async () => {
+  it("a later attempt's 'none' does not erase an earlier attempt's unknown effect (timed out, then DENIED: DENIED, effect unknown)", async () => {
     let runs = 0;
     const t = defineTool({
       ...base,
@@ -311,7 +311,7 @@ describe("the gate and its ledger", () => {
     });
     const ledger = memoryLedger();
     const gate = createGate({ tools: [t], ledger, retry: { baseMs: 1, capMs: 2 } });
-    expect(await gate.call("t", { amount: 1 }, { idempotencyKey: "k" })).toMatchObject({ ok: false, code: "FAILED", effect: "unknown", meta: { attempts: 2 } });
+    expect(await gate.call("t", { amount: 1 }, { idempotencyKey: "k" })).toMatchObject({ ok: false, code: "DENIED", effect: "unknown", meta: { attempts: 2 } });
     const [entry] = await ledger.list({});
     expect(entry).toMatchObject({ effect: "unknown" });
     expect(entry?.keyHash).not.toBeNull(); // held: the next call takes it over
@@ -329,5 +329,45 @@ describe("the gate and its ledger", () => {
     await gate.call("r", { amount: 1 }, { idempotencyKey: "k" });
     const replay = await gate.call("r", { amount: 1 }, { idempotencyKey: "k" });
     expect(replay).toMatchObject({ ok: true, data: { pin: null, note: "sent with [REDACTED]", at: "1970-01-01T00:00:00.000Z" }, meta: { replayed: true } });
+  });
+
+  it("a state check is not trusted while an earlier timed-out attempt is still working: the effect stays unknown", async () => {
+    const store: string[] = [];
+    let runs = 0;
+    const t = defineTool({
+      ...base,
+      name: "t",
+      timeoutMs: 20,
+      idempotentDownstream: true,
+      execute: async () => {
+        runs++;
+        if (runs === 1) return new Promise<{ id: string }>((r) => setTimeout(() => (store.push("charge"), r({ id: "late" })), 150)); // ignores its abort
+        throw transient("503");
+      },
+      reconcile: async () => (store.length > 0 ? { status: "applied" as const, output: { id: "late" } } : { status: "none" as const }),
+    });
+    const ledger = memoryLedger();
+    const gate = createGate({ tools: [t], ledger, breaker: false, retry: { attempts: 2, baseMs: 1, capMs: 2, budget: false } });
+    const r = await gate.call("t", { amount: 1 }, { idempotencyKey: "k" });
+    expect(r).toMatchObject({ ok: false, effect: "unknown" });
+    const [entry] = await ledger.list({});
+    expect(entry?.keyHash).not.toBeNull();
+  });
+
+  it("an effect-none answer after a possibly applied attempt keeps its code, says unknown, and holds the key", async () => {
+    let runs = 0;
+    const t = defineTool({
+      ...base,
+      name: "t",
+      timeoutMs: 20,
+      idempotentDownstream: true,
+      execute: async () => {
+        runs++;
+        if (runs === 1) return new Promise<{ id: string }>((r) => setTimeout(() => r({ id: "late" }), 60));
+        throw reject("amount too large");
+      },
+    });
+    const gate = createGate({ tools: [t], ledger: memoryLedger(), retry: { baseMs: 1, capMs: 2 } });
+    expect(await gate.call("t", { amount: 1 }, { idempotencyKey: "k" })).toMatchObject({ ok: false, code: "REJECTED", message: "amount too large", effect: "unknown" });
   });
 });
