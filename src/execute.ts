@@ -130,8 +130,8 @@ export function executeWithPolicy(
   if (rt.inFlight >= rt.concurrency) {
     // A taken-over claim inherits an unknown effect that no state check has cleared yet: it stays
     // unknown (and its key held, so the next call takes it over and checks), never "none".
-    const effect = tool.effect === "write" && scope.resumed ? "unknown" : "none";
-    done({ ok: false, failure: _fail("RETRYABLE", MSG.busy, true, effect), attempts: 0 });
+    const busy = _fail("RETRYABLE", MSG.busy, true, "none");
+    done({ ok: false, failure: tool.effect === "write" && scope.resumed ? unknownEffect() : busy, attempts: 0 });
     return;
   }
   rt.inFlight++;
@@ -174,11 +174,12 @@ async function allStopped(running: readonly Promise<void>[], scope: CallScope, w
 
 /**
  * A failure that claims effect `none` while a write may have taken effect (see `maybeApplied`):
- * the same answer with effect `unknown` — a FAILED one then says so in its message.
+ * FAILED, effect `unknown`, not retryable — the situation table's "write failed and the effect is
+ * not known". Whatever the later answer was (DENIED, a full concurrency limit), the next step is
+ * a state check, and a retry is only safe under the same idempotency key.
  */
-function unknownEffect(f: Failure): Failure {
-  if (f.code === "FAILED") return _fail("FAILED", MSG.writeUnknown, false, "unknown");
-  return { ...f, effect: "unknown" };
+function unknownEffect(): Failure {
+  return _fail("FAILED", MSG.writeUnknown, false, "unknown");
 }
 
 /** Cancelled between attempts (or before the first): the effect is what the attempts so far left. */
@@ -315,7 +316,7 @@ async function attemptsFrom(
   try {
     const outcome = await loop();
     if (outcome.ok || !maybeApplied || outcome.failure.effect !== "none") return outcome;
-    return { ok: false, failure: unknownEffect(outcome.failure), attempts: outcome.attempts };
+    return { ok: false, failure: unknownEffect(), attempts: outcome.attempts };
   } finally {
     rt.inFlight--;
   }

@@ -6,7 +6,6 @@
  * @module
  */
 import { randomUUID } from "node:crypto";
-import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { _fail, type EffectRef, type Failure } from "./result.js";
 import type { CallScope } from "./attempt.js";
 import type { ToolRuntime } from "./execute.js";
@@ -15,8 +14,8 @@ import type { Principal } from "./tool.js";
 import type { ClaimOutcome, Ledger, LedgerEntry } from "./ledger/types.js";
 import { _fingerprint, _keyHash, _redactDeep } from "./ledger/_canonical.js";
 import { truncate } from "./redact.js";
-import { isPromiseLike } from "./standard.js";
 import { maskSecretFields } from "./log/_capture.js";
+import { NO } from "./fast-path.js";
 
 /** What a pipeline step settles on (the gate's `Done`). */
 export type StepDone =
@@ -56,8 +55,8 @@ interface Ticket {
   readonly owner: string;
   /** The tool's advertised output schema: fields it marks secret are stored as a placeholder. */
   readonly outputSchema: unknown;
-  /** The tool's output schema, to tell whether a redacted copy still keeps the contract. */
-  readonly output: StandardSchemaV1;
+  /** The tool's compiled output check (src/fast-path.ts), to vouch for a redacted copy; absent outside its subset. */
+  readonly fastOutput: ((value: unknown) => unknown) | undefined;
 }
 
 /** Either an answer without executing (replay, conflict), or go ahead in a scope. */
@@ -142,7 +141,7 @@ async function claimInLedger(g: ResolvedGate, rt: ToolRuntime, input: unknown, c
       return { kind: "answer", done: withEffects({ ok: false, failure: _fail("FAILED", MSG.abandoned, false, "unknown") }, outcome.entry.effects) };
     }
     const outputSchema = g.listings.find((l) => l.name === tool.name)?.outputSchema;
-    return goAhead(g, c, key, { ledger, id: outcome.entry.id, owner, outputSchema, output: tool.output }, outcome);
+    return goAhead(g, c, key, { ledger, id: outcome.entry.id, owner, outputSchema, fastOutput: rt.fastOutput }, outcome);
   }
 }
 
@@ -211,11 +210,15 @@ async function settleInLedger(g: ResolvedGate, t: Ticket, final: StepDone, attem
     // Inside the try: a value JSON cannot hold (a bigint, a cycle) fails the store, not the call.
     let body: Record<string, unknown>;
     if (final.ok) {
-      const data = maskSecretFields(_redactDeep(final.data, g.redact), t.outputSchema);
-      const asJson = JSON.stringify(final.data);
-      // Withheld: redaction changed a value the contract constrains — the answer's own JSON keeps
-      // the output schema and the redacted copy does not (a replay then says so, never hands it out).
-      const withheld = JSON.stringify(data) !== asJson && breaksContract(t.output, JSON.parse(asJson), data);
+      const redacted = _redactDeep(final.data, g.redact);
+      const data = maskSecretFields(redacted, t.outputSchema);
+      // Withheld: a secret-marked field was replaced, and the copy may no longer keep the output
+      // contract (a secret number). Decided without running the tool's schema again (it may be
+      // async, or have side effects): the compiled output check, when the tool has one, vouches
+      // for the copy; otherwise a masked copy counts as withheld. Strings the secret patterns
+      // rewrote stay strings, and are replayed as such.
+      const masked = JSON.stringify(data) !== JSON.stringify(redacted);
+      const withheld = masked && (t.fastOutput === undefined || t.fastOutput(data) === NO);
       body = withheld ? { ok: true, data, withheld: true } : { ok: true, data };
     } else body = { ok: false, ...final.failure };
     const settled = await t.ledger.settle(t.id, t.owner, {
@@ -242,34 +245,6 @@ async function settleInLedger(g: ResolvedGate, t: Ticket, final: StepDone, attem
 function releasesKey(final: StepDone): boolean {
   if (final.ok || final.checked === true || final.failure.effect !== "none") return false;
   return final.failure.code !== "REJECTED";
-}
-
-/**
- * Whether the redacted copy breaks the output schema where the answer's own JSON does not: an
- * issue at a path the JSON copy has none at. (The JSON copy may fail on its own — a `z.date()`
- * is a string in JSON — so only new issues count.) Synchronous validators only: an async one, or
- * one that throws, is not run again here, and the copy counts as broken (the replay says it
- * cannot be given in full rather than risk handing out data that breaks the contract).
- */
-function breaksContract(schema: StandardSchemaV1, json: unknown, redacted: unknown): boolean {
-  const a = issuePaths(schema, json);
-  const b = a === undefined ? undefined : issuePaths(schema, redacted);
-  if (a === undefined || b === undefined) return true;
-  for (const p of b) if (!a.has(p)) return true;
-  return false;
-}
-
-function issuePaths(schema: StandardSchemaV1, value: unknown): Set<string> | undefined {
-  try {
-    const r = schema["~standard"].validate(value);
-    if (isPromiseLike(r)) {
-      Promise.resolve(r).catch(() => undefined); // not awaited: never an unhandled rejection
-      return undefined;
-    }
-    return new Set((r.issues ?? []).map((i) => (i.path ?? []).map((k) => String(typeof k === "object" && k !== null ? k.key : k)).join(".")));
-  } catch {
-    return undefined;
-  }
 }
 
 /** A failure after recorded effects: the effect applied, here are the refs. */

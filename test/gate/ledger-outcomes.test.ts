@@ -289,14 +289,14 @@ describe("the gate and its ledger", () => {
     stateKnown = true;
     const slow = gate.call("pay", { amount: 2, slow: true }, { idempotencyKey: "other" }); // holds the one slot
     await new Promise((r) => setTimeout(r, 10));
-    expect(await gate.call("pay", { amount: 1 }, { idempotencyKey: "k" })).toMatchObject({ ok: false, code: "RETRYABLE", effect: "unknown" });
+    expect(await gate.call("pay", { amount: 1 }, { idempotencyKey: "k" })).toMatchObject({ ok: false, code: "FAILED", effect: "unknown", retryable: false });
     release();
     await slow;
     expect(await gate.call("pay", { amount: 1 }, { idempotencyKey: "k" })).toMatchObject({ ok: true, data: { id: "p1" } }); // from the state check
     expect(db).toEqual(["charge:k"]);
   });
 
-  it("a later attempt's 'none' does not erase an earlier attempt's unknown effect (timed out, then DENIED: DENIED, effect unknown)", async () => {
+  it("a later attempt's 'none' does not erase an earlier attempt's unknown effect (timed out, then DENIED: FAILED, effect unknown)", async () => {
     let runs = 0;
     const t = defineTool({
       ...base,
@@ -311,7 +311,7 @@ describe("the gate and its ledger", () => {
     });
     const ledger = memoryLedger();
     const gate = createGate({ tools: [t], ledger, retry: { baseMs: 1, capMs: 2 } });
-    expect(await gate.call("t", { amount: 1 }, { idempotencyKey: "k" })).toMatchObject({ ok: false, code: "DENIED", effect: "unknown", meta: { attempts: 2 } });
+    expect(await gate.call("t", { amount: 1 }, { idempotencyKey: "k" })).toMatchObject({ ok: false, code: "FAILED", effect: "unknown", retryable: false, meta: { attempts: 2 } });
     const [entry] = await ledger.list({});
     expect(entry).toMatchObject({ effect: "unknown" });
     expect(entry?.keyHash).not.toBeNull(); // held: the next call takes it over
@@ -354,7 +354,7 @@ describe("the gate and its ledger", () => {
     expect(entry?.keyHash).not.toBeNull();
   });
 
-  it("an effect-none answer after a possibly applied attempt keeps its code, says unknown, and holds the key", async () => {
+  it("an effect-none answer after a possibly applied attempt is FAILED/unknown (not retryable): a state check comes first", async () => {
     let runs = 0;
     const t = defineTool({
       ...base,
@@ -368,6 +368,6 @@ describe("the gate and its ledger", () => {
       },
     });
     const gate = createGate({ tools: [t], ledger: memoryLedger(), retry: { baseMs: 1, capMs: 2 } });
-    expect(await gate.call("t", { amount: 1 }, { idempotencyKey: "k" })).toMatchObject({ ok: false, code: "REJECTED", message: "amount too large", effect: "unknown" });
+    expect(await gate.call("t", { amount: 1 }, { idempotencyKey: "k" })).toMatchObject({ ok: false, code: "FAILED", effect: "unknown", retryable: false });
   });
 });
