@@ -296,25 +296,28 @@ describe("the gate and its ledger", () => {
     expect(db).toEqual(["charge:k"]);
   });
 
-  it("a later attempt's 'none' does not erase an earlier attempt's unknown effect (timed out, then DENIED: FAILED, effect unknown)", async () => {
-    let runs = 0;
-    const t = defineTool({
-      ...base,
-      name: "t",
-      timeoutMs: 20,
-      idempotentDownstream: true,
-      execute: async () => {
-        runs++;
-        if (runs === 1) return new Promise<{ id: string }>((r) => setTimeout(() => r({ id: "late" }), 60));
-        throw denied("token expired");
-      },
-    });
-    const ledger = memoryLedger();
-    const gate = createGate({ tools: [t], ledger, retry: { baseMs: 1, capMs: 2 } });
-    expect(await gate.call("t", { amount: 1 }, { idempotencyKey: "k" })).toMatchObject({ ok: false, code: "FAILED", effect: "unknown", retryable: false, meta: { attempts: 2 } });
-    const [entry] = await ledger.list({});
-    expect(entry).toMatchObject({ effect: "unknown" });
-    expect(entry?.keyHash).not.toBeNull(); // held: the next call takes it over
+  it("a later attempt's 'none' (DENIED, REJECTED) does not erase an earlier attempt's unknown effect: FAILED/unknown, key held", async () => {
+    for (const second of [() => denied("token expired"), () => reject("amount too large")]) {
+      let runs = 0;
+      const t = defineTool({
+        ...base,
+        name: "t",
+        timeoutMs: 20,
+        idempotentDownstream: true,
+        execute: async () => {
+          runs++;
+          if (runs === 1) return new Promise<{ id: string }>((r) => setTimeout(() => r({ id: "late" }), 60)); // times out, then lands
+          throw second();
+        },
+      });
+      const ledger = memoryLedger();
+      const gate = createGate({ tools: [t], ledger, retry: { baseMs: 1, capMs: 2 } });
+      const r = await gate.call("t", { amount: 1 }, { idempotencyKey: "k" });
+      expect(r).toMatchObject({ ok: false, code: "FAILED", effect: "unknown", retryable: false, meta: { attempts: 2 } });
+      const [entry] = await ledger.list({});
+      expect(entry).toMatchObject({ effect: "unknown" });
+      expect(entry?.keyHash).not.toBeNull(); // held: the next call takes it over
+    }
   });
 
   it("replays that redaction did not break are served: a null secret stays null, a pattern hit beside a date replays", async () => {
@@ -352,22 +355,5 @@ describe("the gate and its ledger", () => {
     expect(r).toMatchObject({ ok: false, effect: "unknown" });
     const [entry] = await ledger.list({});
     expect(entry?.keyHash).not.toBeNull();
-  });
-
-  it("an effect-none answer after a possibly applied attempt is FAILED/unknown (not retryable): a state check comes first", async () => {
-    let runs = 0;
-    const t = defineTool({
-      ...base,
-      name: "t",
-      timeoutMs: 20,
-      idempotentDownstream: true,
-      execute: async () => {
-        runs++;
-        if (runs === 1) return new Promise<{ id: string }>((r) => setTimeout(() => r({ id: "late" }), 60));
-        throw reject("amount too large");
-      },
-    });
-    const gate = createGate({ tools: [t], ledger: memoryLedger(), retry: { baseMs: 1, capMs: 2 } });
-    expect(await gate.call("t", { amount: 1 }, { idempotencyKey: "k" })).toMatchObject({ ok: false, code: "FAILED", effect: "unknown", retryable: false });
   });
 });
