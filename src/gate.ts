@@ -257,8 +257,8 @@ function executed(call: Call, rt: ToolRuntime, input: unknown, claim: ClaimedCal
 
 /**
  * 5b. The ledger answered instead of the tool (a replay, a conflict). A success whose stored copy
- * had to withhold a value the output schema constrains (a secret number, a format) is not handed
- * out as data that breaks the contract: the call says it succeeded but cannot be replayed in full.
+ * was redacted where the contract may constrain it (decided when it was stored; docs/ledger.md) is
+ * not handed out as that data: the call says it succeeded but cannot be replayed in full.
  */
 function answered(call: Call, done: Done): ToolResult {
   if (!done.ok || done.withheld !== true) return finish(call, done, 0);

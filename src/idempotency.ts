@@ -23,7 +23,7 @@ export type StepDone =
       readonly ok: true;
       readonly data: unknown;
       readonly replayed?: boolean;
-      /** A replay whose stored copy had values redacted: check it against the contract before answering. */
+      /** A replay whose stored copy may break the contract (values were withheld): answer FAILED/applied, not the data. */
       readonly withheld?: boolean;
     }
   | {
@@ -212,13 +212,14 @@ async function settleInLedger(g: ResolvedGate, t: Ticket, final: StepDone, attem
     if (final.ok) {
       const redacted = _redactDeep(final.data, g.redact);
       const data = maskSecretFields(redacted, t.outputSchema);
-      // Withheld: a secret-marked field was replaced, and the copy may no longer keep the output
-      // contract (a secret number). Decided without running the tool's schema again (it may be
-      // async, or have side effects): the compiled output check, when the tool has one, vouches
-      // for the copy; otherwise a masked copy counts as withheld. Strings the secret patterns
-      // rewrote stay strings, and are replayed as such.
+      // Withheld: redaction changed the copy and it may no longer keep the output contract (a
+      // secret number, a token a length rule or enum constrains). Decided without running the
+      // tool's schema again (it may be async, or have side effects): the compiled output check,
+      // when the tool has one, vouches for the copy; without one, a copy with a masked secret field
+      // counts as withheld, and strings only the secret patterns rewrote are replayed as they are.
       const masked = JSON.stringify(data) !== JSON.stringify(redacted);
-      const withheld = masked && (t.fastOutput === undefined || t.fastOutput(data) === NO);
+      const changed = masked || JSON.stringify(redacted) !== JSON.stringify(final.data);
+      const withheld = changed && (t.fastOutput !== undefined ? t.fastOutput(data) === NO : masked);
       body = withheld ? { ok: true, data, withheld: true } : { ok: true, data };
     } else body = { ok: false, ...final.failure };
     const settled = await t.ledger.settle(t.id, t.owner, {

@@ -356,4 +356,12 @@ describe("the gate and its ledger", () => {
     const [entry] = await ledger.list({});
     expect(entry?.keyHash).not.toBeNull();
   });
+
+  it("a token the secret patterns rewrote is not replayed where the compiled output check rejects the copy", async () => {
+    const tok = `ghp_${"a".repeat(36)}`;
+    const tool = defineTool({ ...base, name: "tok", output: z.object({ t: z.string().min(30) }), execute: () => ({ t: tok }) });
+    const gate = createGate({ tools: [tool], ledger: memoryLedger() });
+    expect(await gate.call("tok", { amount: 1 }, { idempotencyKey: "k" })).toMatchObject({ ok: true, data: { t: tok } });
+    expect(await gate.call("tok", { amount: 1 }, { idempotencyKey: "k" })).toMatchObject({ ok: false, code: "FAILED", effect: "applied", meta: { replayed: true } });
+  });
 });
