@@ -98,12 +98,12 @@ export function failureFor(
       return _fail("FAILED", MSG.cancelled, false, write ? "unknown" : "none");
     case "transient":
     case "timeout":
-      if (write) return _fail("FAILED", MSG.writeUnknown, false, "unknown");
+      if (write) return unknownEffect();
       return _fail("RETRYABLE", c.kind === "timeout" ? MSG.timeout : MSG.transient, true, "none", {
         retryAfterMs: "retryAfterMs" in c ? c.retryAfterMs : undefined,
       });
     case "permanent":
-      return write ? _fail("FAILED", MSG.writeUnknown, false, "unknown") : _fail("FAILED", MSG.failed, false, "none");
+      return write ? unknownEffect() : _fail("FAILED", MSG.failed, false, "none");
   }
 }
 
@@ -168,23 +168,28 @@ export function executeWithPolicy(
  */
 async function allStopped(running: readonly Promise<void>[], scope: CallScope, waitMs: number): Promise<boolean> {
   if (running.length === 0) return true;
-  const v = await untilSettled(running.length === 1 ? running[0]! : Promise.all(running).then(() => undefined), scope.signal, waitMs);
+  const v = await untilSettled(Promise.all(running).then(() => undefined), scope.signal, waitMs);
   return v === undefined;
 }
 
 /**
- * A failure that claims effect `none` while a write may have taken effect (see `maybeApplied`):
- * FAILED, effect `unknown`, not retryable — the situation table's "write failed and the effect is
- * not known". Whatever the later answer was (DENIED, a full concurrency limit), the next step is
- * a state check, and a retry is only safe under the same idempotency key.
+ * The situation table's "write failed and the effect is not known": FAILED, effect `unknown`, not
+ * retryable. Also what a failure that claims `none` becomes while a write may have taken effect
+ * (see `maybeApplied`): whatever the later answer was (DENIED, a full concurrency limit), the next
+ * step is a state check, and a retry is only safe under the same idempotency key.
  */
 function unknownEffect(): Failure {
   return _fail("FAILED", MSG.writeUnknown, false, "unknown");
 }
 
+/** The call was cancelled before the tool ran (in any step of the gate): nothing was executed. */
+export function cancelledBefore(): Failure {
+  return _fail("FAILED", MSG.cancelledBefore, false, "none");
+}
+
 /** Cancelled between attempts (or before the first): the effect is what the attempts so far left. */
 function cancelledAfter(last: Failure | undefined): Failure {
-  return last === undefined ? _fail("FAILED", MSG.cancelledBefore, false, "none") : _fail("FAILED", MSG.cancelled, false, last.effect);
+  return last === undefined ? cancelledBefore() : _fail("FAILED", MSG.cancelled, false, last.effect);
 }
 
 /** The outcome if the attempt loop itself failed (it does not: it never rejects). */
@@ -233,7 +238,7 @@ async function attemptsFrom(
     if (first === undefined && write && scope.resumed) {
       const rec = await reconcileWrite(tool, input, scope, 0, rt.timeoutMs);
       if (rec?.status === "applied") return { ok: true, value: rec.output, attempts: 0 };
-      if (rec?.status === "unknown") return { ok: false, failure: _fail("FAILED", MSG.writeUnknown, false, "unknown"), attempts: 0 };
+      if (rec?.status === "unknown") return { ok: false, failure: unknownEffect(), attempts: 0 };
       if (rec?.status === "none") maybeApplied = false;
     }
     let last: Failure | undefined;

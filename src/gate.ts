@@ -12,7 +12,7 @@ import { hardenParsed, hardenValue, parseText, type Hardened } from "./harden.js
 import { splitMeta, type SplitMeta } from "./meta.js";
 import { NO } from "./fast-path.js";
 import { toSafeIssues, issue } from "./issues.js";
-import { executeWithPolicy, failureFor, type ExecOutcome, type ToolRuntime } from "./execute.js";
+import { cancelledBefore, executeWithPolicy, failureFor, type ExecOutcome, type ToolRuntime } from "./execute.js";
 import { claimCall, settleCall, type ClaimedCall, type GoAhead, type StepDone } from "./idempotency.js";
 import { classifyError } from "./policy/classify.js";
 import { isPromiseLike } from "./standard.js";
@@ -63,7 +63,6 @@ const MSG = {
   invalidOutput: "The tool returned a result that breaks its output contract",
   checkFailed: "The tool's business check failed",
   callOptions: "Invalid call options",
-  cancelled: "The call was cancelled before it ran; nothing was executed",
   cancelledAfter: "The call was cancelled while its result was being checked; the tool had already run",
   checkTimeout: "The tool's result could not be checked in time; the tool had already run",
   replayWithheld: "This idempotency key's call succeeded, but its stored result cannot be replayed in full (secret fields were withheld)",
@@ -288,10 +287,6 @@ function settled(call: Call, claim: GoAhead, done: Done, attempts: number): Tool
   } catch {
     return internalError(call)();
   }
-}
-
-function cancelledBefore(): Failure {
-  return _fail("FAILED", MSG.cancelled, false, "none");
 }
 
 /** The check's outcome, or the failure when it was cancelled or did not answer in time (the tool has run). */

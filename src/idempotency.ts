@@ -217,15 +217,16 @@ async function settleInLedger(g: ResolvedGate, t: Ticket, final: StepDone, attem
       // tool's schema again (it may be async, or have side effects): the compiled output check,
       // when the tool has one, vouches for the copy; without one, a copy with a masked secret field
       // counts as withheld, and strings only the secret patterns rewrote are replayed as they are.
-      const masked = JSON.stringify(data) !== JSON.stringify(redacted);
-      const changed = masked || JSON.stringify(redacted) !== JSON.stringify(final.data);
+      const redactedJson = JSON.stringify(redacted);
+      const masked = JSON.stringify(data) !== redactedJson;
+      const changed = masked || redactedJson !== JSON.stringify(final.data);
       const withheld = changed && (t.fastOutput !== undefined ? t.fastOutput(data) === NO : masked);
-      body = withheld ? { ok: true, data, withheld: true } : { ok: true, data };
-    } else body = { ok: false, ...final.failure };
+      body = withheld ? { ok: true, data, withheld: true } : { ok: true, data }; // data is redacted already
+    } else body = _redactDeep({ ok: false, ...final.failure }, g.redact) as Record<string, unknown>;
     const settled = await t.ledger.settle(t.id, t.owner, {
       code: final.ok ? "OK" : final.failure.code,
       effect: final.ok ? "applied" : final.failure.effect,
-      result: JSON.stringify(_redactDeep(body, g.redact)),
+      result: JSON.stringify(body),
       attempts,
       releaseKey: releasesKey(final),
     });
