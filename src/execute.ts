@@ -67,6 +67,7 @@ export interface ExecEnv {
 const MSG = {
   breakerOpen: "The tool is temporarily unavailable (circuit open); try again later",
   busy: "The tool is at its concurrency limit; try again later",
+  busyUnknown: "The tool is at its concurrency limit and did not run; an earlier attempt under this key left its effect unknown: check state before any retry",
   transient: "The tool failed transiently; try again later",
   timeout: "The tool timed out; try again later",
   writeUnknown: "The write failed and its effect is unknown; check state before any retry",
@@ -131,7 +132,7 @@ export function executeWithPolicy(
     // A taken-over claim inherits an unknown effect that no state check has cleared yet: it stays
     // unknown (and its key held, so the next call takes it over and checks), never "none".
     const busy = _fail("RETRYABLE", MSG.busy, true, "none");
-    done({ ok: false, failure: tool.effect === "write" && scope.resumed ? unknownEffect() : busy, attempts: 0 });
+    done({ ok: false, failure: tool.effect === "write" && scope.resumed ? _fail("FAILED", MSG.busyUnknown, false, "unknown") : busy, attempts: 0 });
     return;
   }
   rt.inFlight++;

@@ -19,6 +19,8 @@ import { isPromiseLike } from "./standard.js";
 import { isToolError } from "./errors.js";
 import { CANCELLED, TIMED_OUT, untilSettled } from "./policy/caller-signal.js";
 import { truncate } from "./redact.js";
+import { wallClockAt } from "./wall-clock.js";
+import type { CallRecord } from "./hooks.js";
 import type { ToolListing } from "./json-schema.js";
 
 /** Per-call options. */
@@ -45,7 +47,7 @@ export interface Gate<T extends readonly AnyTool[] = readonly AnyTool[]> {
    * Never throws: every outcome is a {@link ToolResult}.
    */
   call<N extends string>(name: N, args: unknown, opts?: CallOptions): Promise<ToolResult<DataOf<T, N>>>;
-  /** Each tool's name, version, description, effect and JSON Schemas (input side for arguments). */
+  /** Each tool's name, version, description, effect and JSON Schemas (input side for arguments); frozen, schemas included. */
   list(): readonly ToolListing[];
   /** Look up a tool by name. */
   tool(name: string): AnyTool | undefined;
@@ -457,20 +459,22 @@ function finish(call: Call, done: Done, attempts: number): ToolResult {
     done.replayed === true ? { tool: name, version, callId, attempts, durationMs, replayed: true } : { tool: name, version, callId, attempts, durationMs };
   const result: ToolResult = done.ok ? { ok: true, data: done.data, meta } : { ok: false, ...done.failure, meta };
   if (g.onCall !== undefined) {
-    g.onCall({
+    const failure = done.ok ? undefined : done.failure;
+    const record: { -readonly [K in keyof CallRecord]: CallRecord[K] } = {
       tool: name,
       version,
       callId,
       ok: done.ok,
-      code: done.ok ? "OK" : done.failure.code,
+      code: failure === undefined ? "OK" : failure.code,
       attempts,
       durationMs,
-      effect: done.ok ? (tool?.effect === "write" ? "applied" : "none") : done.failure.effect,
-      retryable: done.ok ? false : done.failure.retryable,
+      effect: failure === undefined ? (tool?.effect === "write" ? "applied" : "none") : failure.effect,
+      retryable: failure === undefined ? false : failure.retryable,
       replayed: done.replayed === true,
-      startedAt: Math.round(Date.now() - durationMs), // wall clock: timeOrigin + performance.now() drifts in a long-lived process
-      ...(!done.ok && done.failure.issues !== undefined ? { issuePaths: done.failure.issues.map((i) => i.path) } : {}),
-    });
+      startedAt: Math.round(wallClockAt(call.t0)),
+    };
+    if (failure?.issues !== undefined) record.issuePaths = failure.issues.map((i) => i.path);
+    g.onCall(record);
   }
   return result;
 }

@@ -88,7 +88,17 @@ export function parseText(text: string, limits: CompiledLimits): Hardened {
   }
   // Scan first: a text nested 500,000 deep is refused after ~64 characters instead of parsed.
   const scanned = scanText(text, limits.maxDepth);
-  if (scanned !== undefined) return scanned;
+  if (scanned !== undefined) {
+    // A duplicate key in text that is not JSON at all: say it is not JSON (fixing the key alone
+    // would only lead to that answer next). Too deep stays too deep: such text is never parsed.
+    if (scanned.ok || scanned.issue.code !== "duplicate_key") return scanned;
+    try {
+      JSON.parse(text);
+    } catch {
+      return refused("json", "", "invalid_json", MSG.json);
+    }
+    return scanned;
+  }
   try {
     return { ok: true, value: JSON.parse(text) as unknown };
   } catch {

@@ -20,7 +20,10 @@ export interface CallRecord {
   readonly retryable: boolean;
   /** True when the result came from the ledger, not an execution. */
   readonly replayed: boolean;
-  /** Epoch ms when the call started. */
+  /**
+   * Epoch ms when the call started: its monotonic start time on the wall clock (the offset between
+   * the two is read again at most once a second, so a wall-clock step shows within a second).
+   */
   readonly startedAt: number;
   /** Paths of the issues, when the failure had any (never values). */
   readonly issuePaths?: readonly string[];

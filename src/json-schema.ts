@@ -83,5 +83,18 @@ export function listingFor(tool: AnyTool, target: JsonSchemaTarget = "draft-2020
     inputSchema: input.schema,
     ...(out.ok ? { outputSchema: out.schema } : { outputSchemaError: out.reason }),
   };
-  return { ok: true, listing: Object.freeze(listing) };
+  return { ok: true, listing: deepFreeze(listing) };
+}
+
+/**
+ * Freeze a listing and its schemas all the way down: the gate reads them after creation (the
+ * ledger masks secret output fields by the output schema, servers advertise the input schema), so
+ * a caller that edits what `gate.list()` returned must not change what is enforced or advertised.
+ */
+function deepFreeze<T>(v: T): T {
+  if (typeof v === "object" && v !== null && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const k of Object.keys(v)) deepFreeze((v as Record<string, unknown>)[k]);
+  }
+  return v;
 }

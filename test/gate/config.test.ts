@@ -61,4 +61,16 @@ describe("misuse is a clear configuration error, thrown at definition time", () 
     expect(listing?.outputSchema).toBeUndefined();
     expect(listing?.outputSchemaError).toMatch(/./);
   });
+
+  it("listings are frozen all the way down: editing gate.list() changes neither what is advertised nor what is enforced", async () => {
+    const t = defineTool({ ...ok, input: z.object({ a: z.string() }), output: z.object({ token: z.string().meta({ secret: true }) }), execute: () => ({ token: "t" }) });
+    const gate = createGate({ tools: [t] });
+    const [listing] = gate.list();
+    const props = listing!.inputSchema.properties as Record<string, unknown>;
+    expect(() => (props.b = { type: "string" })).toThrow(TypeError);
+    expect(() => ((props.a as { type: string }).type = "number")).toThrow(TypeError);
+    expect(() => delete (listing!.outputSchema!.properties as Record<string, unknown>).token).toThrow(TypeError);
+    expect(gate.list()[0]!.inputSchema.properties).toEqual({ a: { type: "string" } });
+    expect(await gate.call("t", { a: "x", b: "y" })).toMatchObject({ ok: false, code: "INVALID_INPUT" });
+  });
 });

@@ -88,6 +88,12 @@ describe("hardening before any schema runs", () => {
     expect((await ok.gate.call("t", '{"a":{"k":1},"b":{"k":1},"s":"\\"a\\":1,\\"a\\""}')).ok).toBe(true);
   });
 
+  it("a duplicate key in text that is not JSON is reported as not JSON (one fix, not two turns)", async () => {
+    expect(await firstIssue('{"a":1,"a":2')).toMatchObject({ path: "", code: "invalid_json" });
+    expect(await firstIssue('{"a":1,"a":2,}')).toMatchObject({ code: "invalid_json" });
+    expect(await firstIssue('{"a":1,"a":2}')).toMatchObject({ code: "duplicate_key" });
+  });
+
   it("lone surrogates in values and keys", async () => {
     expect(await firstIssue('{"s":"\\ud800"}')).toMatchObject({ path: "s", code: "lone_surrogate" });
     expect(await firstIssue({ ["k\udc00"]: 1 })).toMatchObject({ code: "lone_surrogate" });

@@ -292,7 +292,13 @@ describe("the gate and its ledger", () => {
     stateKnown = true;
     const slow = gate.call("pay", { amount: 2, slow: true }, { idempotencyKey: "other" }); // holds the one slot
     await new Promise((r) => setTimeout(r, 10));
-    expect(await gate.call("pay", { amount: 1 }, { idempotencyKey: "k" })).toMatchObject({ ok: false, code: "FAILED", effect: "unknown", retryable: false });
+    expect(await gate.call("pay", { amount: 1 }, { idempotencyKey: "k" })).toMatchObject({
+      ok: false,
+      code: "FAILED",
+      effect: "unknown",
+      retryable: false,
+      message: expect.stringMatching(/^The tool is at its concurrency limit and did not run; an earlier attempt/),
+    });
     release();
     await slow;
     expect(await gate.call("pay", { amount: 1 }, { idempotencyKey: "k" })).toMatchObject({ ok: true, data: { id: "p1" } }); // from the state check

@@ -62,7 +62,9 @@ class LineBuffer implements Reader {
     const index = b.indexOf(10);
     if (index === -1) return null;
     const line = b.toString("utf8", 0, index).replace(/\r$/, "");
-    this.#buffer = b.subarray(index + 1);
+    // Nothing left after the line (the usual case: one message per chunk): no empty view to copy
+    // into the next chunk.
+    this.#buffer = index + 1 === b.length ? undefined : b.subarray(index + 1);
     const value: unknown = JSON.parse(line); // a SyntaxError, as the SDK's reader throws
     const r = JSONRPCMessageSchema.safeParse(value);
     if (r.success) return r.data;

@@ -1,0 +1,35 @@
+import { describe, expect, it } from "vitest";
+import { wallClockAt } from "../../src/wall-clock.js";
+import { createGate, defineTool, type CallRecord } from "../../src/index.js";
+import { z } from "zod";
+
+describe("wallClockAt", () => {
+  it("maps a performance.now() reading to epoch ms", () => {
+    const before = Date.now();
+    const at = wallClockAt(performance.now());
+    const after = Date.now();
+    expect(at).toBeGreaterThanOrEqual(before - 2);
+    expect(at).toBeLessThanOrEqual(after + 2);
+  });
+
+  it("maps an earlier reading to an earlier wall time (and re-syncs on it)", () => {
+    const now = performance.now();
+    const wall = Date.now();
+    const earlier = wallClockAt(now - 5_000);
+    expect(Math.abs(earlier - (wall - 5_000))).toBeLessThanOrEqual(5);
+  });
+
+  it("is what the call records carry as startedAt", async () => {
+    const records: CallRecord[] = [];
+    const tool = defineTool({ name: "t", version: "1", description: "d", input: z.object({}), output: z.object({}), effect: "read", execute: () => ({}) });
+    const gate = createGate({ tools: [tool], onCall: (r) => void records.push(r) });
+    for (let i = 0; i < 3; i++) {
+      const before = Date.now();
+      await gate.call("t", {});
+      const after = Date.now();
+      const r = records[i]!;
+      expect(r.startedAt).toBeGreaterThanOrEqual(before - 2);
+      expect(r.startedAt).toBeLessThanOrEqual(after + 2);
+    }
+  });
+});
