@@ -70,9 +70,11 @@ export function advertisedInput(tool: AnyTool, target: JsonSchemaTarget = "draft
 
 /** Build the listing of one tool, or the reason its input cannot be advertised. */
 export function listingFor(tool: AnyTool, target: JsonSchemaTarget = "draft-2020-12"): { ok: true; listing: ToolListing } | { ok: false; reason: string } {
-  const input = advertisedInput(tool, target);
+  const advertised = advertisedInput(tool, target);
+  const input = advertised.ok ? frozenCopy(advertised.schema) : advertised;
   if (!input.ok) return input;
-  const out = toJsonSchema(tool.output, "output", target);
+  const output = toJsonSchema(tool.output, "output", target);
+  const out = output.ok ? frozenCopy(output.schema) : output;
   const approval = tool.approval === undefined ? false : typeof tool.approval === "function" ? "conditional" : tool.approval;
   const listing: ToolListing = {
     name: tool.name,
@@ -83,14 +85,27 @@ export function listingFor(tool: AnyTool, target: JsonSchemaTarget = "draft-2020
     inputSchema: input.schema,
     ...(out.ok ? { outputSchema: out.schema } : { outputSchemaError: out.reason }),
   };
-  return { ok: true, listing: deepFreeze(listing) };
+  return { ok: true, listing: Object.freeze(listing) };
 }
 
 /**
- * Freeze a listing and its schemas all the way down: the gate reads them after creation (the
- * ledger masks secret output fields by the output schema, servers advertise the input schema), so
- * a caller that edits what `gate.list()` returned must not change what is enforced or advertised.
+ * A schema as the listing keeps it: the gate's own copy, frozen all the way down. The gate reads
+ * it after creation (the ledger masks secret output fields by the output schema, servers advertise
+ * the input schema), so a caller that edits what `gate.list()` returned changes neither what is
+ * enforced nor what is advertised; and a copy, so the schema library's own object (which it may
+ * cache and reuse) is never frozen under it.
  */
+function frozenCopy(schema: JsonSchema): { ok: true; schema: JsonSchema } | { ok: false; reason: string } {
+  let copy: JsonSchema;
+  try {
+    copy = structuredClone(schema);
+  } catch (e) {
+    return { ok: false, reason: `the JSON Schema is not plain data (${e instanceof Error ? e.message : String(e)})`.slice(0, 300) };
+  }
+  return { ok: true, schema: deepFreeze(copy) };
+}
+
+/** Freeze `v` and everything it holds (a frozen object is taken as done: the copy may have cycles). */
 function deepFreeze<T>(v: T): T {
   if (typeof v === "object" && v !== null && !Object.isFrozen(v)) {
     Object.freeze(v);

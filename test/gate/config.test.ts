@@ -73,4 +73,16 @@ describe("misuse is a clear configuration error, thrown at definition time", () 
     expect(gate.list()[0]!.inputSchema.properties).toEqual({ a: { type: "string" } });
     expect(await gate.call("t", { a: "x", b: "y" })).toMatchObject({ ok: false, code: "INVALID_INPUT" });
   });
+
+  it("the listing keeps its own copy: a schema library's cached JSON Schema is not frozen under it", () => {
+    const cached = { type: "object", properties: { a: { type: "string" } }, additionalProperties: false };
+    const input = z.object({ a: z.string() });
+    const own = {
+      "~standard": { ...input["~standard"], jsonSchema: { input: () => cached, output: () => cached } },
+    } as unknown as typeof input;
+    const gate = createGate({ tools: [defineTool({ ...ok, input: own })] });
+    expect(gate.list()[0]!.inputSchema).toEqual(cached);
+    expect(gate.list()[0]!.inputSchema).not.toBe(cached);
+    expect(Object.isFrozen(cached) || Object.isFrozen(cached.properties)).toBe(false);
+  });
 });
