@@ -5,7 +5,7 @@
  */
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { newCallId } from "./call-id.js";
-import { _fail, type CallMeta, type Failure, type ToolResult } from "./result.js";
+import { _fail, type CallMeta, type Failure, type ToolFailure, type ToolResult } from "./result.js";
 import type { AnyTool, OutputOf, Principal } from "./tool.js";
 import { resolveGate, type CallRequest, type GateOptions, type ResolvedGate } from "./gate-options.js";
 import { hardenParsed, hardenValue, parseText, type Hardened } from "./harden.js";
@@ -20,6 +20,7 @@ import { isToolError } from "./errors.js";
 import { CANCELLED, TIMED_OUT, untilSettled } from "./policy/caller-signal.js";
 import { truncate } from "./redact.js";
 import { wallClockAt } from "./wall-clock.js";
+import { RECORD_REFUSAL, type RefusalRecorder } from "./refusal.js";
 import type { CallRecord } from "./hooks.js";
 import type { ToolListing } from "./json-schema.js";
 
@@ -82,11 +83,28 @@ type Done = StepDone;
  */
 export function createGate<const T extends readonly AnyTool[]>(options: GateOptions<T>): Gate<T> {
   const g = resolveGate(options);
-  return {
+  const gate: Gate<T> & { [RECORD_REFUSAL]: RefusalRecorder } = {
     call: (name, args, opts) => callTool(g, name, args, opts) as Promise<ToolResult<never>>,
     list: () => g.listings,
     tool: (name) => g.runtimes.get(name)?.tool,
+    [RECORD_REFUSAL]: (failure) => Promise.resolve(recordRefusal(g, failure)),
   };
+  return gate;
+}
+
+/**
+ * A refusal decided in front of the gate (src/refusal.ts): answered and recorded as a call that
+ * ended before anything ran. The tool's name and version are the refuser's (a proxy refuses tools
+ * the gate does not serve); the duration is the gate's part, about zero.
+ */
+function recordRefusal(g: ResolvedGate, f: ToolFailure): ToolFailure {
+  try {
+    const { ok: _ok, meta, ...failure } = f;
+    const c: Call = { g, tool: g.runtimes.get(meta.tool)?.tool, name: meta.tool, callId: meta.callId, t0: performance.now(), version: meta.version };
+    return finish(c, { ok: false, failure }, 0) as ToolFailure; // a failure in, a failure out
+  } catch {
+    return f;
+  }
 }
 
 /** A call in progress: what the envelope needs, whichever step ends the call. */
@@ -98,6 +116,8 @@ interface Call {
   readonly callId: string;
   /** `performance.now()` when the call began. */
   readonly t0: number;
+  /** The version to report when it is not the tool's own (a refusal recorded for a proxy). */
+  readonly version?: string;
 }
 
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -454,7 +474,7 @@ function verdictOf(v: unknown): unknown {
 function finish(call: Call, done: Done, attempts: number): ToolResult {
   const { g, tool, name, callId } = call;
   const durationMs = Math.round((performance.now() - call.t0) * 1000) / 1000; // µs precision
-  const version = tool?.version ?? "";
+  const version = call.version ?? tool?.version ?? "";
   const meta: CallMeta =
     done.replayed === true ? { tool: name, version, callId, attempts, durationMs, replayed: true } : { tool: name, version, callId, attempts, durationMs };
   const result: ToolResult = done.ok ? { ok: true, data: done.data, meta } : { ok: false, ...done.failure, meta };

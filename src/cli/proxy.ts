@@ -12,6 +12,8 @@ import { UpstreamError, type UpstreamSpec } from "../mcp/proxy/upstream.js";
 import { serveStdio } from "../mcp/stdio.js";
 import { serveHttp } from "../mcp/http.js";
 import { isToolgateConfigError } from "../errors.js";
+import type { Gate } from "../gate.js";
+import { openCallLog, withCallLog } from "./call-log.js";
 
 const DEFAULT_ENV_LIST = DEFAULT_INHERITED_ENV_VARS.join(", ");
 
@@ -33,6 +35,8 @@ Options:
   --env <VAR>              pass environment variable VAR to the upstream command (repeatable)
   --inherit-env            pass the proxy's whole environment to the upstream command
                            (default: only ${DEFAULT_ENV_LIST}, plus --env; never the proxy's own token variables)
+  --log <where>            one JSON line per call, refusals included: stderr, stdout (with --http only),
+                           off, or a file path to append to (default: off)
 ${httpFlagUsage}
   -h, --help               this help`;
 
@@ -90,11 +94,14 @@ async function run(argv: readonly string[]): Promise<number> {
       "upstream-token-env": { type: "string" },
       env: { type: "string", multiple: true },
       "inherit-env": { type: "boolean" },
+      log: { type: "string" },
       ...httpFlagOptions,
     },
   });
-  // Every --http check before the upstream starts or the lock file is written.
+  // Every --http and --log check before the upstream starts or the lock file is written.
   const http = httpOptionsFromFlags(values);
+  const callLog = openCallLog(values.log ?? "off", http === undefined);
+  const instrument = callLog === undefined ? {} : { instrument: (g: Gate) => withCallLog("toolgate proxy", g, callLog, values.log!) };
   const secrets = [values["token-env"], values["upstream-token-env"]].filter((v): v is string => v !== undefined);
   let upstream: UpstreamSpec;
   if (values["upstream-url"] !== undefined) {
@@ -136,6 +143,7 @@ async function run(argv: readonly string[]): Promise<number> {
       ...(lockPath !== undefined ? { lockPath } : {}),
       updateLock: values["update-lock"] === true,
       onLog: log,
+      ...instrument,
     });
   } catch (e) {
     if (isToolgateConfigError(e)) throw new CliError(e.code, e.message);

@@ -10,10 +10,7 @@ import { serveStdio } from "../mcp/stdio.js";
 import { serveHttp } from "../mcp/http.js";
 import { isToolgateConfigError } from "../errors.js";
 import { httpFlagOptions, httpFlagUsage, httpOptionsFromFlags } from "./http-flags.js";
-import { createWriteStream, openSync } from "node:fs";
-import type { Writable } from "node:stream";
-import { createCallLog, jsonLineSink } from "../log/index.js";
-import type { Gate } from "../gate.js";
+import { openCallLog, withCallLog } from "./call-log.js";
 
 export { parseHostPort } from "./http-flags.js";
 
@@ -29,43 +26,6 @@ ${httpFlagUsage}
   --log <where>            one JSON line per call: stdout, stderr, off, or a file path to append to
                            (default: stdout with --http; stderr with stdio, whose stdout is the protocol)
   -h, --help               this help`;
-
-/**
- * Where `--log` writes: stdout, stderr or a file opened now (synchronously, so a bad path is a
- * usage error before anything is served), or `undefined` for off. Never stdout on stdio.
- */
-export function openCallLog(where: string | undefined, stdio: boolean): Writable | undefined {
-  const target = where ?? (stdio ? "stderr" : "stdout");
-  if (target === "off") return undefined;
-  if (target === "") throw new CliError("E_USAGE", "--log expects stdout, stderr, off or a file path");
-  if (target === "stdout" && stdio) throw new CliError("E_USAGE", "--log stdout would corrupt the stdio protocol; use stderr, off or a file");
-  if (target === "stdout") return process.stdout;
-  if (target === "stderr") return process.stderr;
-  let fd: number;
-  try {
-    fd = openSync(target, "a");
-  } catch (e) {
-    const code = typeof e === "object" && e !== null ? (e as { code?: unknown }).code : undefined;
-    throw new CliError("E_USAGE", `--log: cannot open ${target}: ${typeof code === "string" ? code : e instanceof Error ? e.message : String(e)}`);
-  }
-  return createWriteStream(target, { fd });
-}
-
-/**
- * Wrap the gate with a call log on `stream`. A write error later (disk full, a closed pipe) is
- * reported once on stderr and stops the call log; it never ends the server.
- */
-function withCallLog(gate: Gate, stream: Writable | undefined, label: string): Gate {
-  if (stream === undefined) return gate;
-  let failed = false;
-  stream.on("error", (e: Error & { code?: unknown }) => {
-    if (failed) return;
-    failed = true;
-    if (stream !== process.stderr) process.stderr.write(`toolgate serve: --log ${label}: write failed (${typeof e.code === "string" ? e.code : e.message}); call logging stopped\n`);
-  });
-  const write = jsonLineSink(stream);
-  return createCallLog({ sink: (line, event) => void (failed || write(line, event)) }).instrument(gate);
-}
 
 async function run(argv: readonly string[]): Promise<number> {
   const parsed = parseFlags({
@@ -83,7 +43,7 @@ async function run(argv: readonly string[]): Promise<number> {
   const modulePath = positionals[0]!;
   const httpOptions = httpOptionsFromFlags(values); // every --http check before the module loads
   const log = openCallLog(values.log, values.http === undefined);
-  const gate = withCallLog(await loadGate(modulePath), log, values.log ?? (values.http === undefined ? "stderr" : "stdout"));
+  const gate = withCallLog("toolgate serve", await loadGate(modulePath), log, values.log ?? (values.http === undefined ? "stderr" : "stdout"));
   const info = { name: values.name ?? basename(modulePath, extname(modulePath)), version: values["server-version"] ?? "0.0.0" };
   try {
     createMcpServer(gate, info); // check the listing once, before any client connects

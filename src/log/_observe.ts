@@ -10,7 +10,8 @@ import type { CallRecord } from "../hooks.js";
 import type { AttemptEvent } from "../execute.js";
 import type { BreakerState } from "../policy/breaker.js";
 import type { CallOptions, Gate } from "../gate.js";
-import type { ToolResult } from "../result.js";
+import type { ToolFailure, ToolResult } from "../result.js";
+import { RECORD_REFUSAL, _recordRefusal, type RefusalRecorder } from "../refusal.js";
 import type { ToolListing } from "../json-schema.js";
 import { createRedactor, type RedactOptions, type Redactor } from "../redact.js";
 import { ToolgateConfigError } from "../errors.js";
@@ -165,7 +166,8 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
       if (!listings.has(tool)) listings = new Map(gate.list().map((l) => [l.name, l]));
       return listings.get(tool);
     };
-    const call = async (name: string, args: unknown, opts?: CallOptions): Promise<ToolResult> => {
+    /** One observed call: `run` is the gate's call, or the recording of a refusal made in front of it. */
+    const observe = async (name: string, args: unknown, run: () => Promise<ToolResult>): Promise<ToolResult> => {
       const startTime = now();
       const entry: Pending = { name, known: typeof name === "string" && gate.tool(name) !== undefined, callId: undefined, attempts: [], record: undefined };
       let started: CallStart<H> | undefined;
@@ -174,10 +176,10 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
       } catch (e) {
         report(e);
       }
-      const run = (): Promise<ToolResult> => store.run(entry, () => gate.call(name, args, opts));
+      const scoped = (): Promise<ToolResult> => store.run(entry, run);
       let result: ToolResult;
       try {
-        result = await (started === undefined ? run() : started.run(run));
+        result = await (started === undefined ? scoped() : started.run(scoped));
       } catch (error) {
         // gate.call never throws; if a foreign gate does, the span still ends.
         emit(summarize(thrownRecord(name, startTime, now()), entry.attempts, ctx), started?.handle);
@@ -188,7 +190,7 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
         const extras: { -readonly [K in keyof SummaryExtras]: SummaryExtras[K] } = {};
         if (!result.ok && result.retryAfterMs !== undefined) extras.retryAfterMs = result.retryAfterMs;
         // Both conditions imply a tool the gate has, so a lookup never runs for invented names.
-        if (capture.arguments === true && inputAccepted(record)) extras.arguments = captureArguments(args, listingOf(record.tool), redact, maxLength);
+        if (capture.arguments === true && args !== NO_ARGS && inputAccepted(record)) extras.arguments = captureArguments(args, listingOf(record.tool), redact, maxLength);
         if (capture.result === true && result.ok) extras.result = captureResult(result.data, listingOf(record.tool), redact, maxLength);
         emit(summarize(record, entry.attempts, ctx, extras), started?.handle);
       } catch (e) {
@@ -196,11 +198,17 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
       }
       return result;
     };
-    return { ...gate, call } as G;
+    const call = (name: string, args: unknown, opts?: CallOptions): Promise<ToolResult> => observe(name, args, () => gate.call(name, args, opts));
+    // A refusal made in front of the gate (src/refusal.ts) is a call too: one line or span, arguments never captured.
+    const refuse: RefusalRecorder = (failure) => observe(failure.meta.tool, NO_ARGS, () => _recordRefusal(gate, failure)) as Promise<ToolFailure>;
+    return { ...gate, call, [RECORD_REFUSAL]: refuse } as G;
   };
 
   return { hooks, instrument };
 }
+
+/** The arguments of a refusal recorded in front of the gate: never captured. */
+const NO_ARGS: unique symbol = Symbol("no arguments");
 
 /** The input passed hardening and validation (only then are arguments safe to walk and worth keeping). */
 function inputAccepted(r: CallRecord): boolean {

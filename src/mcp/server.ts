@@ -17,6 +17,7 @@ import { IDEMPOTENCY_META_KEY, RESULT_META_KEY, toCallToolResult, type McpToolRe
 import { toMcpTool, type McpTool } from "./listing.js";
 import { LaneServer, ProtocolError, errorOf, type CallAnswer } from "./call-lane.js";
 import { isRecord } from "./_record.js";
+import { _recordRefusal } from "../refusal.js";
 
 /** What {@link McpServerOptions.principal} sees about the request. */
 export interface McpRequestInfo {
@@ -124,9 +125,9 @@ export function _createMcpServer(gate: Gate, options: McpServerOptions, hooks: _
     let args: unknown = rawArgs ?? {};
     if (before !== undefined) {
       const refused = before(name, callId);
-      if (refused !== undefined) return toCallToolResult(refused, false);
+      if (refused !== undefined) return toCallToolResult(await _recordRefusal(gate, refused), false);
     }
-    if (isRecord(args) && Object.hasOwn(args, "_meta")) return reservedMeta(gate, name, callId);
+    if (isRecord(args) && Object.hasOwn(args, "_meta")) return toCallToolResult(await _recordRefusal(gate, reservedMeta(gate, name, callId)), false);
     if (requestMeta !== undefined) {
       const key = requestMeta[IDEMPOTENCY_META_KEY];
       if (typeof key === "string") opts.idempotencyKey = key;
@@ -139,7 +140,7 @@ export function _createMcpServer(gate: Gate, options: McpServerOptions, hooks: _
       } catch (e) {
         // Fail closed, and never show the hook's message (a lookup error can carry a connection string).
         report(new Error(`principal hook threw for ${JSON.stringify(name)}: ${e instanceof Error ? e.message : String(e)}`));
-        return principalFailed(gate, name, callId);
+        return toCallToolResult(await _recordRefusal(gate, principalFailed(gate, name, callId)), false);
       }
       if (p !== undefined) opts.principal = p;
     }
@@ -198,7 +199,7 @@ function unknownTool(name: string, callId: string): never {
 const PRINCIPAL_FAILED = "The caller could not be identified; the call was refused";
 
 /** The `principal` hook threw: DENIED before the gate (nothing ran), with a fixed message. */
-function principalFailed(gate: Gate, name: string, callId: string): McpToolResult {
+function principalFailed(gate: Gate, name: string, callId: string): ToolFailure {
   const tool = gate.tool(name);
   if (tool === undefined) return unknownTool(name, callId);
   const failure: ToolFailure = {
@@ -209,10 +210,11 @@ function principalFailed(gate: Gate, name: string, callId: string): McpToolResul
     effect: "none",
     meta: { tool: name, version: tool.version, callId, attempts: 0, durationMs: 0 },
   };
-  return toCallToolResult(failure, false);
+  return failure;
 }
 
-function reservedMeta(gate: Gate, name: string, callId: string): McpToolResult {
+/** Arguments that carry the reserved `_meta` key: INVALID_INPUT before the gate, which would take them for the envelope. */
+function reservedMeta(gate: Gate, name: string, callId: string): ToolFailure {
   const tool = gate.tool(name);
   if (tool === undefined) return unknownTool(name, callId);
   const failure: ToolFailure = {
@@ -224,5 +226,5 @@ function reservedMeta(gate: Gate, name: string, callId: string): McpToolResult {
     effect: "none",
     meta: { tool: name, version: tool.version, callId, attempts: 0, durationMs: 0 },
   };
-  return toCallToolResult(failure, false);
+  return failure;
 }

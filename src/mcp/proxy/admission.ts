@@ -16,6 +16,7 @@ import { createGate, type CallOptions, type Gate } from "../../gate.js";
 import { defineTool, type AnyTool } from "../../tool.js";
 import type { Limits } from "../../harden.js";
 import type { ToolFailure, ToolResult } from "../../result.js";
+import { RECORD_REFUSAL, _recordRefusal, type RefusalRecorder } from "../../refusal.js";
 import { newCallId } from "../../call-id.js";
 import { ajvStandardSchema } from "./ajv.js";
 import type { Bucket } from "./rate.js";
@@ -109,9 +110,11 @@ export function admissionGate(gate: Gate, tools: readonly AnyTool[], limits: Par
     if (wait !== undefined && wait > 0) return failure(name, version, callId, "RETRYABLE", MSG.rate, wait);
     return gate.call(name, args, o);
   };
-  return {
+  const admission: Gate & { [RECORD_REFUSAL]: RefusalRecorder } = {
     list: () => gate.list(),
     tool: (name) => gate.tool(name),
+    // A refusal made in front of this gate (the MCP server's) is recorded by the one behind it.
+    [RECORD_REFUSAL]: (f) => _recordRefusal(gate, f),
     call: ((name: string, args: unknown, opts?: CallOptions): Promise<ToolResult> => {
       if (s.refused.has(name)) {
         const denied = deniedFor(s, name, opts?.callId ?? newCallId());
@@ -122,4 +125,5 @@ export function admissionGate(gate: Gate, tools: readonly AnyTool[], limits: Par
       return slow(name, args, opts, bucket);
     }) as Gate["call"],
   };
+  return admission;
 }

@@ -9,6 +9,7 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Tool as SdkTool } from "@modelcontextprotocol/sdk/types.js";
 import { createGate, type Gate } from "../../gate.js";
 import { defineTool, type AnyTool } from "../../tool.js";
+import { ToolgateConfigError } from "../../errors.js";
 import type { Limits } from "../../harden.js";
 import { onAttemptAbort } from "../../attempt.js";
 import type { CallMeta } from "../../result.js";
@@ -45,6 +46,14 @@ export interface ProxyOptions {
   readonly startAttempts?: number;
   /** Diagnostics (never payloads). Default: none. */
   onLog?(line: string): void;
+  /**
+   * Wrap the gate the proxy serves, e.g. with a call log or OpenTelemetry spans. `proxy.gate` and
+   * every server from `createServer()` call what this returns, so each call is recorded, the
+   * proxy's own refusals included (a changed pin, invalid arguments, a rate limit, a down upstream).
+   * Default: none.
+   * @example instrument: (gate) => createCallLog({ sink: jsonLineSink(process.stderr) }).instrument(gate)
+   */
+  instrument?(gate: Gate): Gate;
 }
 
 /** A running proxy. */
@@ -120,6 +129,9 @@ function buildTool(t: SdkTool, config: ProxyConfig, ajv: AjvCompilers, upstream:
  * await serveStdio(proxy.createServer());
  */
 export async function createProxy(options: ProxyOptions): Promise<Proxy> {
+  if (options.instrument !== undefined && typeof options.instrument !== "function") {
+    throw new ToolgateConfigError("E_PROXY_CONFIG", "createProxy: instrument must be a function that wraps a gate");
+  }
   const config = options.config ?? {};
   const log = (l: string): void => options.onLog?.(l);
   const refused = new Map<string, string>();
@@ -230,7 +242,8 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
     };
     rebuildList();
     const state: AdmissionState = { refused, versions, buckets, upstream };
-    const served = admissionGate(gate, built.map((b) => b.tool), limits, state);
+    const admitted = admissionGate(gate, built.map((b) => b.tool), limits, state);
+    const served = options.instrument === undefined ? admitted : instrumented(options.instrument.call(options, admitted));
     const before = (name: string, callId: string) => deniedFor(state, name, callId);
     const success = (data: unknown, meta: CallMeta): McpToolResult => {
       const r = data as Record<string, unknown>;
@@ -253,6 +266,13 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
     await upstream.close();
     throw e;
   }
+}
+
+/** What `instrument` returned, if it is a gate (call, list and tool functions). */
+function instrumented(g: unknown): Gate {
+  const ok = typeof g === "object" && g !== null && ["call", "list", "tool"].every((k) => typeof (g as Record<string, unknown>)[k] === "function");
+  if (!ok) throw new ToolgateConfigError("E_PROXY_CONFIG", "createProxy: instrument must return a gate (an object with call, list and tool)");
+  return g as Gate;
 }
 
 /** How often each name occurs in a tool list, valid or not. */
