@@ -22,7 +22,8 @@ export interface CallRecord {
   readonly replayed: boolean;
   /**
    * Epoch ms when the call started: its monotonic start time on the wall clock (the offset between
-   * the two is read again at most once a second, so a wall-clock step shows within a second).
+   * the two is read again at most once a second, so a wall-clock step shows within a second; under
+   * fake timers the fake clocks are read each time, so a test's `setSystemTime` shows at once).
    */
   readonly startedAt: number;
   /** Paths of the issues, when the failure had any (never values). */

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { wallClockAt } from "../../src/wall-clock.js";
 import { createGate, defineTool, type CallRecord } from "../../src/index.js";
 import { z } from "zod";
@@ -32,4 +32,27 @@ describe("wallClockAt", () => {
       expect(r.startedAt).toBeLessThanOrEqual(after + 2);
     }
   });
+
+  describe("under fake timers", () => {
+    afterEach(() => void vi.useRealTimers());
+
+    it("follows the fake system time at once, also when a test sets it without advancing the clocks", async () => {
+      const records: CallRecord[] = [];
+      const tool = defineTool({ name: "t", version: "1", description: "d", input: z.object({}), output: z.object({}), effect: "read", execute: () => ({}) });
+      const gate = createGate({ tools: [tool], onCall: (r) => void records.push(r) });
+      vi.useFakeTimers();
+      vi.setSystemTime(new Date("2030-01-01T00:00:00Z"));
+      await gate.call("t", {});
+      vi.setSystemTime(new Date("2031-06-01T12:00:00Z")); // performance.now() does not move
+      await gate.call("t", {});
+      vi.advanceTimersByTime(2_500);
+      await gate.call("t", {});
+      expect(records.map((r) => new Date(r.startedAt).toISOString())).toEqual(["2030-01-01T00:00:00.000Z", "2031-06-01T12:00:00.000Z", "2031-06-01T12:00:02.500Z"]);
+      vi.useRealTimers();
+      const before = Date.now();
+      await gate.call("t", {});
+      expect(Math.abs(records[3]!.startedAt - before)).toBeLessThanOrEqual(5); // back on the real clocks
+    });
+  });
 });
+
