@@ -68,6 +68,7 @@ const MSG = {
   breakerOpen: "The tool is temporarily unavailable (circuit open); try again later",
   busy: "The tool is at its concurrency limit; try again later",
   busyUnknown: "The tool is at its concurrency limit and did not run; an earlier attempt under this key left its effect unknown: check state before any retry",
+  inheritedUnknown: "Nothing ran in this call; an earlier attempt under this key left its effect unknown: check state before any retry",
   transient: "The tool failed transiently; try again later",
   timeout: "The tool timed out; try again later",
   writeUnknown: "The write failed and its effect is unknown; check state before any retry",
@@ -239,7 +240,7 @@ async function attemptsFrom(
     if (first === undefined && write && scope.resumed) {
       const rec = await reconcileWrite(tool, input, scope, 0, rt.timeoutMs);
       if (rec?.status === "applied") return { ok: true, value: rec.output, attempts: 0 };
-      if (rec?.status === "unknown") return { ok: false, failure: unknownEffect(), attempts: 0 };
+      if (rec?.status === "unknown") return { ok: false, failure: _fail("FAILED", MSG.inheritedUnknown, false, "unknown"), attempts: 0 };
       if (rec?.status === "none") maybeApplied = false;
     }
     let last: Failure | undefined;
@@ -322,7 +323,9 @@ async function attemptsFrom(
   try {
     const outcome = await loop();
     if (outcome.ok || !maybeApplied || outcome.failure.effect !== "none") return outcome;
-    return { ok: false, failure: unknownEffect(), attempts: outcome.attempts };
+    // Nothing ran in this call (a resumed claim refused at an open breaker, or cancelled first): the unknown effect is the earlier call's.
+    const failure = outcome.attempts === 0 ? _fail("FAILED", MSG.inheritedUnknown, false, "unknown") : unknownEffect();
+    return { ok: false, failure, attempts: outcome.attempts };
   } finally {
     rt.inFlight--;
   }

@@ -473,7 +473,8 @@ function verdictOf(v: unknown): unknown {
 /** Build the envelope and emit the call's record. */
 function finish(call: Call, done: Done, attempts: number): ToolResult {
   const { g, tool, name, callId } = call;
-  const durationMs = Math.round((performance.now() - call.t0) * 1000) / 1000; // µs precision
+  const end = performance.now();
+  const durationMs = Math.round((end - call.t0) * 1000) / 1000; // µs precision
   const version = call.version ?? tool?.version ?? "";
   const meta: CallMeta =
     done.replayed === true ? { tool: name, version, callId, attempts, durationMs, replayed: true } : { tool: name, version, callId, attempts, durationMs };
@@ -491,7 +492,7 @@ function finish(call: Call, done: Done, attempts: number): ToolResult {
       effect: failure === undefined ? (tool?.effect === "write" ? "applied" : "none") : failure.effect,
       retryable: failure === undefined ? false : failure.retryable,
       replayed: done.replayed === true,
-      startedAt: Math.round(wallClockAt(call.t0)),
+      startedAt: Math.round(wallClockAt(call.t0, end)),
     };
     if (failure?.issues !== undefined) record.issuePaths = failure.issues.map((i) => i.path);
     g.onCall(record);

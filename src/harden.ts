@@ -90,7 +90,8 @@ export function parseText(text: string, limits: CompiledLimits): Hardened {
   const scanned = scanText(text, limits.maxDepth);
   if (scanned !== undefined) {
     // A duplicate key in text that is not JSON at all: say it is not JSON (fixing the key alone
-    // would only lead to that answer next). Too deep stays too deep: such text is never parsed.
+    // would only lead to that answer next). The scan went on past the duplicate, so text that is
+    // also too deep was refused as such and is never parsed.
     if (scanned.ok || scanned.issue.code !== "duplicate_key") return scanned;
     try {
       JSON.parse(text);
@@ -121,9 +122,13 @@ interface Frame {
   expectKey: boolean;
 }
 
-/** One pass over JSON text for what JSON.parse hides: duplicate keys and depth. */
+/**
+ * One pass over JSON text for what JSON.parse hides: duplicate keys and depth. The first duplicate
+ * is answered only once the whole text was scanned for depth (too deep wins: it is never parsed).
+ */
 function scanText(text: string, maxDepth: number): Hardened | undefined {
   const frames: Frame[] = [];
+  let duplicate: Hardened | undefined;
   const n = text.length;
   const pathOf = (last?: string): string => {
     const segs = frames.slice(0, last === undefined ? frames.length : frames.length - 1).map((f) => String(f.seg));
@@ -151,7 +156,7 @@ function scanText(text: string, maxDepth: number): Hardened | undefined {
         } catch {
           return refused("json", "", "invalid_json", MSG.json);
         }
-        if (top.keys.has(key)) return refused("limits", pathOf(key), "duplicate_key", MSG.duplicate);
+        if (top.keys.has(key)) duplicate ??= refused("limits", pathOf(key), "duplicate_key", MSG.duplicate);
         top.keys.add(key);
         top.seg = key;
         top.expectKey = false;
@@ -170,7 +175,7 @@ function scanText(text: string, maxDepth: number): Hardened | undefined {
       }
     }
   }
-  return undefined;
+  return duplicate;
 }
 
 interface WalkState {

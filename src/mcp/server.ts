@@ -10,7 +10,7 @@ import { Protocol, type RequestHandlerExtra } from "@modelcontextprotocol/sdk/sh
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { z } from "zod";
 import type { CallOptions, Gate } from "../gate.js";
-import type { Principal } from "../tool.js";
+import type { AnyTool, Principal } from "../tool.js";
 import type { CallMeta, ToolFailure } from "../result.js";
 import { ToolgateConfigError } from "../errors.js";
 import { IDEMPOTENCY_META_KEY, RESULT_META_KEY, toCallToolResult, type McpToolResult } from "./result.js";
@@ -127,20 +127,22 @@ export function _createMcpServer(gate: Gate, options: McpServerOptions, hooks: _
       const refused = before(name, callId);
       if (refused !== undefined) return toCallToolResult(await _recordRefusal(gate, refused), false);
     }
-    if (isRecord(args) && Object.hasOwn(args, "_meta")) return toCallToolResult(await _recordRefusal(gate, reservedMeta(gate, name, callId)), false);
+    // An unknown name goes to the gate as it is: it answers (and records) UNKNOWN_TOOL first.
+    const tool = gate.tool(name);
+    if (tool !== undefined && isRecord(args) && Object.hasOwn(args, "_meta")) return toCallToolResult(await _recordRefusal(gate, reservedMeta(tool, name, callId)), false);
     if (requestMeta !== undefined) {
       const key = requestMeta[IDEMPOTENCY_META_KEY];
       if (typeof key === "string") opts.idempotencyKey = key;
       if (isRecord(args)) args = { ...args, _meta: requestMeta };
     }
-    if (principalOf !== undefined) {
+    if (principalOf !== undefined && tool !== undefined) {
       let p: Principal | undefined;
       try {
         p = principalOf({ authInfo: info.authInfo, sessionId: info.sessionId });
       } catch (e) {
         // Fail closed, and never show the hook's message (a lookup error can carry a connection string).
         report(new Error(`principal hook threw for ${JSON.stringify(name)}: ${e instanceof Error ? e.message : String(e)}`));
-        return toCallToolResult(await _recordRefusal(gate, principalFailed(gate, name, callId)), false);
+        return toCallToolResult(await _recordRefusal(gate, principalFailed(tool, name, callId)), false);
       }
       if (p !== undefined) opts.principal = p;
     }
@@ -183,25 +185,10 @@ export function _createMcpServer(gate: Gate, options: McpServerOptions, hooks: _
   return server;
 }
 
-/** The unknown-tool protocol error (-32602 with the envelope in `data`). */
-function unknownTool(name: string, callId: string): never {
-  const unknown: ToolFailure = {
-    ok: false,
-    code: "UNKNOWN_TOOL",
-    message: "Unknown tool; pick one of the listed tools",
-    retryable: false,
-    effect: "none",
-    meta: { tool: name, version: "", callId, attempts: 0, durationMs: 0 },
-  };
-  throw new ProtocolError(ErrorCode.InvalidParams, unknown.message, { [RESULT_META_KEY]: unknown });
-}
-
 const PRINCIPAL_FAILED = "The caller could not be identified; the call was refused";
 
 /** The `principal` hook threw: DENIED before the gate (nothing ran), with a fixed message. */
-function principalFailed(gate: Gate, name: string, callId: string): ToolFailure {
-  const tool = gate.tool(name);
-  if (tool === undefined) return unknownTool(name, callId);
+function principalFailed(tool: AnyTool, name: string, callId: string): ToolFailure {
   const failure: ToolFailure = {
     ok: false,
     code: "DENIED",
@@ -214,9 +201,7 @@ function principalFailed(gate: Gate, name: string, callId: string): ToolFailure 
 }
 
 /** Arguments that carry the reserved `_meta` key: INVALID_INPUT before the gate, which would take them for the envelope. */
-function reservedMeta(gate: Gate, name: string, callId: string): ToolFailure {
-  const tool = gate.tool(name);
-  if (tool === undefined) return unknownTool(name, callId);
+function reservedMeta(tool: AnyTool, name: string, callId: string): ToolFailure {
   const failure: ToolFailure = {
     ok: false,
     code: "INVALID_INPUT",

@@ -94,6 +94,12 @@ describe("hardening before any schema runs", () => {
     expect(await firstIssue('{"a":1,"a":2}')).toMatchObject({ code: "duplicate_key" });
   });
 
+  it("a duplicate key does not end the depth scan: text that is also too deep is refused as too deep, unparsed", async () => {
+    expect(await firstIssue(`{"a":1,"a":${"[".repeat(100_000)}`)).toMatchObject({ code: "too_deep" });
+    expect(await firstIssue(`{"a":1,"a":${"[".repeat(100)}${"]".repeat(100)}}`)).toMatchObject({ code: "too_deep" });
+    expect(await firstIssue(`{"a":1,"a":${"[".repeat(10)}${"]".repeat(10)}}`)).toMatchObject({ path: "a", code: "duplicate_key" });
+  });
+
   it("lone surrogates in values and keys", async () => {
     expect(await firstIssue('{"s":"\\ud800"}')).toMatchObject({ path: "s", code: "lone_surrogate" });
     expect(await firstIssue({ ["k\udc00"]: 1 })).toMatchObject({ code: "lone_surrogate" });

@@ -305,6 +305,31 @@ describe("the gate and its ledger", () => {
     expect(db).toEqual(["charge:k"]);
   });
 
+  it("a taken-over write refused at an open breaker keeps the earlier unknown effect and says nothing ran in this call", async () => {
+    let runs = 0;
+    const pay = defineTool({
+      ...base,
+      name: "pay",
+      idempotentDownstream: true,
+      execute: () => {
+        runs++;
+        throw new Error("socket closed after the charge");
+      },
+    });
+    const gate = createGate({ tools: [pay], ledger: memoryLedger(), breaker: { threshold: 1, halfOpenAfterMs: 60_000 } });
+    expect(await gate.call("pay", { amount: 1 }, { idempotencyKey: "k" })).toMatchObject({ ok: false, effect: "unknown", meta: { attempts: 1 } });
+    const again = await gate.call("pay", { amount: 1 }, { idempotencyKey: "k" }); // resumes the claim; the breaker is open
+    expect(again).toMatchObject({
+      ok: false,
+      code: "FAILED",
+      effect: "unknown",
+      retryable: false,
+      message: expect.stringMatching(/^Nothing ran in this call; an earlier attempt under this key left its effect unknown/),
+      meta: { attempts: 0 },
+    });
+    expect(runs).toBe(1);
+  });
+
   it("a later attempt's 'none' (DENIED, REJECTED) does not erase an earlier attempt's unknown effect: FAILED/unknown, key held", async () => {
     for (const second of [() => denied("token expired"), () => reject("amount too large")]) {
       let runs = 0;

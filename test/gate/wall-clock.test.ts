@@ -12,11 +12,12 @@ describe("wallClockAt", () => {
     expect(at).toBeLessThanOrEqual(after + 2);
   });
 
-  it("maps an earlier reading to an earlier wall time (and re-syncs on it)", () => {
-    const now = performance.now();
-    const wall = Date.now();
-    const earlier = wallClockAt(now - 5_000);
-    expect(Math.abs(earlier - (wall - 5_000))).toBeLessThanOrEqual(5);
+  it("maps an earlier reading to an earlier wall time, whatever order calls finish in", () => {
+    for (const ago of [5_000, 0, 2_000, 0.5, 60_000]) {
+      const now = performance.now();
+      const wall = Date.now();
+      expect(Math.abs(wallClockAt(now - ago, now) - (wall - ago))).toBeLessThanOrEqual(5);
+    }
   });
 
   it("is what the call records carry as startedAt", async () => {
@@ -52,6 +53,22 @@ describe("wallClockAt", () => {
       const before = Date.now();
       await gate.call("t", {});
       expect(Math.abs(records[3]!.startedAt - before)).toBeLessThanOrEqual(5); // back on the real clocks
+    });
+
+    it("follows a mocked Date while performance stays real (setSystemTime alone, or toFake: ['Date'])", async () => {
+      const records: CallRecord[] = [];
+      const tool = defineTool({ name: "t", version: "1", description: "d", input: z.object({}), output: z.object({}), effect: "read", execute: () => ({}) });
+      const gate = createGate({ tools: [tool], onCall: (r) => void records.push(r) });
+      await gate.call("t", {}); // synced on the real clocks just now
+      vi.setSystemTime(new Date("2032-01-01T00:00:00Z")); // without useFakeTimers: vitest mocks Date only
+      await gate.call("t", {});
+      vi.useRealTimers();
+      vi.useFakeTimers({ toFake: ["Date"] });
+      vi.setSystemTime(new Date("2033-01-01T00:00:00Z"));
+      await gate.call("t", {});
+      const iso = (r: CallRecord) => new Date(r.startedAt).toISOString();
+      expect(iso(records[1]!).slice(0, 19)).toBe("2032-01-01T00:00:00");
+      expect(iso(records[2]!).slice(0, 19)).toBe("2033-01-01T00:00:00");
     });
   });
 });

@@ -3,7 +3,7 @@
  * that threw, a proxied tool whose pin changed — are recorded as calls: one `onCall` record, one
  * call-log line through `instrument`, and a line in `toolgate proxy --log`.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
@@ -102,6 +102,25 @@ describe("createMcpServer records its own refusals", () => {
   });
 });
 
+describe("an unknown name is the gate's to answer, whatever else is wrong with the call", () => {
+  it("with a reserved _meta in its arguments, or a principal hook that throws: the unknown-tool error, recorded once", async () => {
+    const records: CallRecord[] = [];
+    const gate = createGate({ tools: [echo], onCall: (r) => void records.push(r) });
+    const client = await clientOf(gate, {
+      principal: () => {
+        throw new Error("token store down");
+      },
+    });
+    try {
+      await expect(client.callTool({ name: "nope", arguments: { _meta: {} } })).rejects.toThrow(/Unknown tool/);
+      await expect(client.callTool({ name: "nope", arguments: {} })).rejects.toThrow(/Unknown tool/);
+      expect(records.map((r) => r.code)).toEqual(["UNKNOWN_TOOL", "UNKNOWN_TOOL"]);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
 describe("the proxy records every call, its own refusals included", () => {
   it("createProxy({ instrument }): a changed pin, invalid arguments, a valid call — one line each", async () => {
     const lockPath = join(tempDir(), "toolgate.lock.json");
@@ -131,7 +150,9 @@ describe("the proxy records every call, its own refusals included", () => {
 
   it("an instrument that is not a function, or returns no gate, is a configuration error", async () => {
     await expect(proxied({ instrument: 5 as never })).rejects.toMatchObject({ code: "E_PROXY_CONFIG" });
-    await expect(proxied({ instrument: (() => ({})) as never })).rejects.toMatchObject({ code: "E_PROXY_CONFIG", message: expect.stringMatching(/must return a gate/) });
+    const lockPath = join(tempDir(), "toolgate.lock.json");
+    await expect(proxied({ lockPath, instrument: (() => ({})) as never })).rejects.toMatchObject({ code: "E_PROXY_CONFIG", message: expect.stringMatching(/must return a gate/) });
+    expect(existsSync(lockPath)).toBe(false); // a proxy that did not start pinned nothing
   });
 
   it("toolgate proxy --log <file>: one JSON line per call, the refused ones too", async () => {

@@ -210,15 +210,6 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
     for (const [where, names] of [["allow", config.allow ?? []], ["deny", config.deny ?? []], ["tools", Object.keys(config.tools ?? {})]] as const) {
       for (const name of names) if (!offered.has(name)) log(`config: ${where} names tool ${name}, which the upstream does not offer`);
     }
-    if (options.lockPath !== undefined && (lock === undefined || options.updateLock === true)) {
-      if (lock !== undefined) {
-        const diff = lockChanges(lock.tools, pins);
-        for (const line of diff) log(`lock: ${line}`);
-        if (diff.length === 0) log("lock: no tool changed");
-      }
-      await writeLock(options.lockPath, { version: 1, tools: pins });
-      log(`pinned ${Object.keys(pins).length} tool(s) in ${options.lockPath}`);
-    }
     if (built.length === 0) log("no upstream tool is served");
     const limits: Partial<Limits> | undefined = config.limits !== undefined ? definedOnly(config.limits) : undefined;
     const gate = createGate({
@@ -244,6 +235,16 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
     const state: AdmissionState = { refused, versions, buckets, upstream };
     const admitted = admissionGate(gate, built.map((b) => b.tool), limits, state);
     const served = options.instrument === undefined ? admitted : instrumented(options.instrument.call(options, admitted));
+    // Pins are written last: a proxy that cannot start (a bad instrument) leaves the lock file as it was.
+    if (options.lockPath !== undefined && (lock === undefined || options.updateLock === true)) {
+      if (lock !== undefined) {
+        const diff = lockChanges(lock.tools, pins);
+        for (const line of diff) log(`lock: ${line}`);
+        if (diff.length === 0) log("lock: no tool changed");
+      }
+      await writeLock(options.lockPath, { version: 1, tools: pins });
+      log(`pinned ${Object.keys(pins).length} tool(s) in ${options.lockPath}`);
+    }
     const before = (name: string, callId: string) => deniedFor(state, name, callId);
     const success = (data: unknown, meta: CallMeta): McpToolResult => {
       const r = data as Record<string, unknown>;
