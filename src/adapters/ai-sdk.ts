@@ -17,20 +17,29 @@ import { isErrorView, type ModelView } from "./model-view.js";
 
 /** Options of {@link aiSdkTools}. */
 export interface AiSdkToolOptions extends AdapterOptions {
-  /** Mark tools `strict` and advertise OpenAI strict-mode schemas (nulls map back to absent). Default `false`. */
+  /**
+   * Mark tools `strict` and advertise OpenAI strict-mode schemas (nulls map back to absent).
+   * A tool whose root strict mode cannot express is sent non-strict. Default `false`.
+   */
   readonly strict?: boolean;
+  /** Called once per tool whose strict mapping is inexact (the gate still enforces the full contract). */
+  onProblems?(tool: string, problems: readonly string[]): void;
 }
 
 type PassThrough = StandardSchemaV1<unknown, unknown> & { readonly "~standard": StandardSchemaV1.Props<unknown, unknown> & { readonly jsonSchema: StandardJSONSchemaV1.Converter } };
 
-/** A Standard Schema that advertises `schema` and accepts every value: validation is the gate's job. */
+/**
+ * A Standard Schema that advertises `schema` and accepts every value: validation is the gate's job.
+ * Each read is a fresh copy: the AI SDK edits the schema it is given in place (it adds
+ * `additionalProperties`), and the listing's schemas are frozen and shared.
+ */
 function passThrough(schema: JsonSchema): PassThrough {
   return {
     "~standard": {
       version: 1,
       vendor: "toolgate",
       validate: (value: unknown) => ({ value }),
-      jsonSchema: { input: () => schema, output: () => schema },
+      jsonSchema: { input: () => structuredClone(schema), output: () => structuredClone(schema) },
     },
   };
 }
@@ -53,10 +62,13 @@ export function aiSdkTools(gate: Gate, options: AiSdkToolOptions = {}): ToolSet 
     const name = listing.name;
     let schema: JsonSchema;
     let mapArgs: (a: unknown) => unknown = (a) => a;
+    let strict = false;
     if (options.strict === true) {
       const p = _openAIParameters(listing, true);
+      if (p.problems.length > 0) options.onProblems?.(name, p.problems);
       schema = p.parameters;
       mapArgs = p.mapArgs;
+      strict = p.strict;
     } else {
       const tool = gate.tool(name);
       const draft07 = tool === undefined ? undefined : advertisedInput(tool, "draft-07");
@@ -65,7 +77,7 @@ export function aiSdkTools(gate: Gate, options: AiSdkToolOptions = {}): ToolSet 
     tools[name] = {
       description: listing.description,
       inputSchema: passThrough(schema),
-      ...(options.strict === true ? { strict: true } : {}),
+      ...(strict ? { strict: true } : {}),
       execute: async (input: unknown, opts: ToolExecutionOptions): Promise<ModelView> =>
         (await _callThroughGate(gate, name, mapArgs(input), opts.toolCallId, opts.abortSignal, options)).view,
       toModelOutput,

@@ -35,7 +35,8 @@ export function anthropicTools(gate: Gate, options: AnthropicToolOptions = {}): 
       throw new ToolgateConfigError("E_ADAPTER_SCHEMA", `anthropicTools: tool ${JSON.stringify(listing.name)} has an input that is not an object; input_schema cannot describe it`);
     }
     if (s.problems.length > 0) options.onProblems?.(listing.name, s.problems);
-    return { name: listing.name, description: listing.description, input_schema: { ...s.schema, type: "object" } };
+    // A copy the caller owns: the listing's schemas are frozen and shared.
+    return { name: listing.name, description: listing.description, input_schema: structuredClone({ ...s.schema, type: "object" as const }) };
   });
 }
 

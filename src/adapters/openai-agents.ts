@@ -52,7 +52,7 @@ export async function openAIAgentsTools(gate: Gate, options: OpenAIAgentsToolOpt
     const base = sdk.tool({
       name,
       description: listing.description,
-      parameters: p.parameters as unknown as NonStrictParameters,
+      parameters: structuredClone(p.parameters) as unknown as NonStrictParameters,
       strict: false,
       needsApproval: false,
       execute: (input: unknown, _ctx, details) => run(JSON.stringify(input), details),

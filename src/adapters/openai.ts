@@ -60,7 +60,7 @@ function content(view: ModelView): string {
 export function openAIChatTools(gate: Gate, options: OpenAIToolOptions = {}): ChatCompletionFunctionTool[] {
   return params(gate, options, "openAIChatTools").map(({ listing, p }) => ({
     type: "function",
-    function: { name: listing.name, description: listing.description, parameters: p.parameters, strict: p.strict },
+    function: { name: listing.name, description: listing.description, parameters: structuredClone(p.parameters), strict: p.strict },
   }));
 }
 
@@ -100,7 +100,7 @@ export function openAIResponsesTools(gate: Gate, options: OpenAIToolOptions = {}
     type: "function",
     name: listing.name,
     description: listing.description,
-    parameters: p.parameters,
+    parameters: structuredClone(p.parameters),
     strict: p.strict,
   }));
 }

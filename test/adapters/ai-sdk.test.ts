@@ -2,7 +2,8 @@ import { describe, it, expect } from "vitest";
 import { generateText, stepCountIs } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import type { LanguageModelV3CallOptions, LanguageModelV3GenerateResult } from "@ai-sdk/provider";
-import { createGate } from "../../src/index.js";
+import { z } from "zod";
+import { createGate, defineTool } from "../../src/index.js";
 import { createLoopPolicy } from "../../src/loop/index.js";
 import { aiSdkTools, loopStopWhen } from "../../src/adapters/index.js";
 import { createFakeOrders, makeOrderTools } from "../../examples/orders/index.js";
@@ -138,5 +139,40 @@ describe("AI SDK adapter, driven by the SDK's own mock model through generateTex
   it("throws ToolgateConfigError for an unknown tool name in `tools`", () => {
     const { gate } = setup();
     expect(() => aiSdkTools(gate, { tools: ["nope"] })).toThrow(/no tool named "nope"/);
+  });
+});
+
+describe("aiSdkTools hands the AI SDK schemas it may edit", () => {
+  const union = defineTool({
+    name: "pick",
+    version: "1",
+    description: "Either shape",
+    effect: "read",
+    input: z.union([z.object({ a: z.string() }), z.object({ b: z.number() })]),
+    output: z.object({ ok: z.boolean() }),
+    execute: () => ({ ok: true }),
+  });
+
+  it("a root union with strict: true is sent non-strict (problems reported), and generateText runs (the SDK's in-place edits hit a copy)", async () => {
+    const gate = createGate({ tools: [union] });
+    const problems: string[] = [];
+    const tools = aiSdkTools(gate, { strict: true, onProblems: (tool, p) => void problems.push(`${tool}: ${p.join("; ")}`) });
+    expect((tools.pick as { strict?: boolean }).strict).toBeUndefined();
+    expect(problems).toEqual([expect.stringMatching(/^pick: .*\(root\): sent without strict mode/)]);
+    let n = 0;
+    const model = new MockLanguageModelV3({ doGenerate: async () => (++n === 1 ? toolCall("u1", "pick", '{"b":2}') : text("done")) });
+    const result = await generateText({ model, prompt: "p", tools, stopWhen: stepCountIs(3) });
+    expect(result.steps[0]!.toolResults[0]!.output).toEqual({ ok: true, data: { ok: true } });
+    expect(Object.isFrozen(gate.list()[0]!.inputSchema)).toBe(true); // the listing itself was never handed out
+    const sent = model.doGenerateCalls[0]!.tools![0] as { inputSchema: Record<string, unknown> };
+    expect(sent.inputSchema.anyOf).toHaveLength(2);
+  });
+
+  it("each read of the advertised schema is a fresh copy", () => {
+    const gate = createGate({ tools: [union] });
+    const converter = (aiSdkTools(gate).pick!.inputSchema as unknown as { "~standard": { jsonSchema: { input: (o: object) => Record<string, unknown> } } })["~standard"].jsonSchema;
+    const first = converter.input({ target: "draft-07" });
+    first.mutated = true;
+    expect(converter.input({ target: "draft-07" })).not.toHaveProperty("mutated");
   });
 });
