@@ -47,6 +47,15 @@ function mapperFor(gate: Gate, name: string, options: OpenAIToolOptions): (args:
   return listing === undefined ? (a) => a : _openAIParameters(listing, options.strict ?? true).mapArgs;
 }
 
+/**
+ * The call's argument text, with empty (or whitespace-only) text read as `{}`: what OpenAI-compatible
+ * servers send for a call without arguments, and what the AI SDK does with it too. Anything else
+ * goes to the gate as it is (JSON text is parsed and checked there).
+ */
+function argumentsText(text: unknown): unknown {
+  return typeof text === "string" && text.trim() === "" ? "{}" : text;
+}
+
 /** The tool-message text: the model view as JSON. */
 function content(view: ModelView): string {
   return JSON.stringify(view);
@@ -77,7 +86,7 @@ export async function answerOpenAIChatToolCall(
   call: ChatCompletionMessageFunctionToolCall,
   options: OpenAIToolOptions & { readonly signal?: AbortSignal } = {},
 ): Promise<ChatToolAnswer> {
-  const args = mapperFor(gate, call.function.name, options)(call.function.arguments);
+  const args = mapperFor(gate, call.function.name, options)(argumentsText(call.function.arguments));
   const done = await _callThroughGate(gate, call.function.name, args, call.id, options.signal, options);
   return { ...done, message: toOpenAIChatToolMessage(call.id, done.view) };
 }
@@ -118,7 +127,7 @@ export async function answerOpenAIResponsesCall(
   call: ResponseFunctionToolCall,
   options: OpenAIToolOptions & { readonly signal?: AbortSignal } = {},
 ): Promise<ResponsesToolAnswer> {
-  const args = mapperFor(gate, call.name, options)(call.arguments);
+  const args = mapperFor(gate, call.name, options)(argumentsText(call.arguments));
   const done = await _callThroughGate(gate, call.name, args, call.call_id, options.signal, options);
   return { ...done, item: toOpenAIResponsesOutput(call.call_id, done.view) };
 }

@@ -164,7 +164,7 @@ describe("aiSdkTools hands the AI SDK schemas it may edit", () => {
     const result = await generateText({ model, prompt: "p", tools, stopWhen: stepCountIs(3) });
     expect(result.steps[0]!.toolResults[0]!.output).toEqual({ ok: true, data: { ok: true } });
     expect(Object.isFrozen(gate.list()[0]!.inputSchema)).toBe(true); // the listing itself was never handed out
-    const sent = model.doGenerateCalls[0]!.tools![0] as { inputSchema: Record<string, unknown> };
+    const sent = model.doGenerateCalls[0]!.tools![0] as unknown as { inputSchema: Record<string, unknown> };
     expect(sent.inputSchema.anyOf).toHaveLength(2);
   });
 

@@ -40,6 +40,17 @@ function chatCall(id: string, name: string, args: string): ChatCompletionMessage
 }
 
 describe("OpenAI Chat Completions format", () => {
+  it("empty argument text is read as {} (what compatible servers send for no arguments): field issues, not 'not JSON'", async () => {
+    const { gate } = setup();
+    for (const text of ["", "  "]) {
+      const chat = await answerOpenAIChatToolCall(gate, chatCall("e1", "get_order", text));
+      expect(chat.result).toMatchObject({ ok: false, code: "INVALID_INPUT", issues: [{ path: "customerId" }] });
+      const resp = await answerOpenAIResponsesCall(gate, { type: "function_call", call_id: "e2", name: "get_order", arguments: text });
+      expect(resp.result).toMatchObject({ ok: false, code: "INVALID_INPUT", issues: [{ path: "customerId" }] });
+    }
+    expect((await answerOpenAIChatToolCall(gate, chatCall("e3", "get_order", "{"))).result).toMatchObject({ code: "INVALID_INPUT", message: "Arguments are not valid JSON" });
+  });
+
   it("strict tool definitions are accepted by the SDK's request type and by Ajv as strict JSON Schema", () => {
     const { gate } = setup();
     const tools = openAIChatTools(gate);
