@@ -82,6 +82,10 @@ interface PendingRepair {
   readonly used: number;
   readonly paths: readonly string[];
   readonly args: unknown;
+  /** The model turn of the failure that asked for this repair. */
+  readonly turn: number;
+  /** The session's event count when that failure was observed (see `Session.#seq`). */
+  readonly observedAt: number;
 }
 
 const UNKNOWN = "\u0000unknown_tool";
@@ -121,6 +125,12 @@ type At = { readonly tool: string; readonly callId: string };
 /** One run's state. A class so that starting a session allocates one object, not a set of closures. */
 class Session implements LoopSession {
   #turns = 0;
+  /** `beginTurn` was called: `#turns` counts model turns, not just "some call was made". */
+  #turnsBegun = false;
+  /** Admissions and observations so far: orders a call's admission against another's failure. */
+  #seq = 0;
+  /** Call id → `#seq` at its admission, while it runs. */
+  readonly #admittedAt = new Map<string, number>();
   #calls = 0;
   #outcome: StopDecision | EscalateDecision | undefined;
   readonly #failed = new Map<string, FailedCall>();
@@ -151,6 +161,7 @@ class Session implements LoopSession {
     // The refused turn is not begun: `turns` stays at the cap.
     if (this.#turns >= this.o.maxTurns) return this.#stop("turn_limit");
     this.#turns++;
+    this.#turnsBegun = true;
     return undefined;
   }
 
@@ -176,13 +187,17 @@ class Session implements LoopSession {
       }
     }
     this.#calls++;
+    this.#admittedAt.set(callId, ++this.#seq);
     return { ok: true, call: { tool: call.tool, args: call.args, callId } };
   }
 
   observe(call: ProposedCall, result: unknown): LoopDecision {
     const envelope = isEnvelope(result);
     const callId = call.callId ?? (envelope ? result.meta.callId : randomUUID());
-    const d = envelope ? this.#decide(call, { tool: call.tool, callId }, result) : this.#stop("not_an_envelope", { tool: call.tool, callId });
+    const admittedAt = this.#admittedAt.get(callId);
+    this.#admittedAt.delete(callId);
+    this.#seq++;
+    const d = envelope ? this.#decide(call, { tool: call.tool, callId }, result, admittedAt) : this.#stop("not_an_envelope", { tool: call.tool, callId });
     this.#steps.push(envelope ? { tool: call.tool, callId, result, decision: d } : { tool: call.tool, callId, decision: d });
     return d;
   }
@@ -200,14 +215,14 @@ class Session implements LoopSession {
     return this.#steps[this.#steps.length - 1]!;
   }
 
-  #decide(call: ProposedCall, at: At, r: ToolResult): LoopDecision {
+  #decide(call: ProposedCall, at: At, r: ToolResult, admittedAt: number | undefined): LoopDecision {
     if (r.ok) {
       if (this.#pending.size > 0) this.#pending.delete(call.tool);
       return this.#emit<ContinueDecision>({ action: "continue", reason: "ok", message: LOOP_MESSAGES.ok, tool: at.tool, callId: at.callId });
     }
     this.#failed.set(callKey(call.tool, call.args), { callId: at.callId, failure: r });
     const code = r.code;
-    if (code === "INVALID_INPUT" || code === "UNKNOWN_TOOL") return this.#repair(call, at, r);
+    if (code === "INVALID_INPUT" || code === "UNKNOWN_TOOL") return this.#repair(call, at, r, admittedAt);
     this.#pending.delete(call.tool);
     switch (code) {
       case "REJECTED":
@@ -231,16 +246,22 @@ class Session implements LoopSession {
     return this.#stop("failed", at, { code, evidence: this.#record(call, at.callId, r, "stop", "failed") });
   }
 
-  #repair(call: ProposedCall, at: At, r: ToolFailure): LoopDecision {
+  #repair(call: ProposedCall, at: At, r: ToolFailure, admittedAt: number | undefined): LoopDecision {
     const code = r.code as "INVALID_INPUT" | "UNKNOWN_TOOL";
     const slot = code === "UNKNOWN_TOOL" ? UNKNOWN : call.tool;
-    const used = this.#pending.get(slot)?.used ?? 0;
+    const prev = this.#pending.get(slot);
+    // Calls the model made in one turn (parallel tool calls) share one repair: the model has not
+    // had a chance to fix anything yet. The same turn is known from `beginTurn`, or, without it,
+    // from the order of events (this call was admitted before the earlier failure was seen).
+    const sameTurn =
+      prev !== undefined && ((this.#turnsBegun && prev.turn === this.#turns) || (admittedAt !== undefined && admittedAt < prev.observedAt));
+    const used = sameTurn ? prev.used - 1 : (prev?.used ?? 0);
     if (used >= this.o.repairBudget) {
       this.#pending.delete(slot);
       return this.#stop("repair_budget_exhausted", at, { code, evidence: this.#record(call, at.callId, r, "stop", "repair_budget_exhausted") });
     }
     const v = argsValue(call.args);
-    this.#pending.set(slot, { used: used + 1, paths: (r.issues ?? []).map((i) => i.path), args: v.parsed ? v.value : ABSENT });
+    this.#pending.set(slot, { used: used + 1, paths: (r.issues ?? []).map((i) => i.path), args: v.parsed ? v.value : ABSENT, turn: this.#turns, observedAt: this.#seq });
     const reason = code === "UNKNOWN_TOOL" ? "unknown_tool" : "invalid_input";
     return this.#emit<RepairDecision>({ action: "repair", reason, message: LOOP_MESSAGES[reason], ...at, code, issues: r.issues ?? [], repairsLeft: this.o.repairBudget - used - 1 });
   }

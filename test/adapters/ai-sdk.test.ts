@@ -142,6 +142,39 @@ describe("AI SDK adapter, driven by the SDK's own mock model through generateTex
   });
 });
 
+describe("parallel tool calls through generateText", () => {
+  it("two calls of one step with the same mistake each get their repair; the corrected calls succeed", async () => {
+    const { gate } = setup();
+    const session = createLoopPolicy().start();
+    let n = 0;
+    const two = (a: [string, string], b: [string, string]): LanguageModelV3GenerateResult => ({
+      content: [
+        { type: "tool-call", toolCallId: a[0], toolName: "get_order", input: a[1] },
+        { type: "tool-call", toolCallId: b[0], toolName: "get_order", input: b[1] },
+      ],
+      finishReason: { unified: "tool-calls", raw: "tool_calls" },
+      usage,
+      warnings: [],
+    });
+    const model = new MockLanguageModelV3({
+      doGenerate: async () => {
+        n++;
+        if (n === 1) return two(["a", '{"customerId":42}'], ["b", '{"customerId":43}']);
+        if (n === 2) return two(["c", '{"customerId":"c_1"}'], ["d", '{"customerId":"c_2"}']);
+        return text("done");
+      },
+    });
+    await generateText({ model, prompt: "orders of 42 and 43", tools: aiSdkTools(gate, { session }), stopWhen: [loopStopWhen(session), stepCountIs(5)] });
+    expect(session.steps.map((s) => [s.callId, s.decision.action])).toEqual([
+      ["a", "repair"],
+      ["b", "repair"],
+      ["c", "continue"],
+      ["d", "continue"],
+    ]);
+    expect(session.outcome).toBeUndefined();
+  });
+});
+
 describe("aiSdkTools hands the AI SDK schemas it may edit", () => {
   const union = defineTool({
     name: "pick",

@@ -77,6 +77,39 @@ describe("loop policy: repair", () => {
   });
 });
 
+describe("loop policy: parallel calls of one model turn share a repair", () => {
+  const bad = (callId: string, customerId: unknown): ProposedCall => ({ tool: "get_order", args: { customerId }, callId });
+
+  it("calls admitted before the first failure was seen (parallel tool calls): each gets its repair; the next turn's failure stops", async () => {
+    const { exec } = setup();
+    const s = createLoopPolicy().start();
+    const a = s.admit(bad("a", 42));
+    const b = s.admit(bad("b", 43)); // both admitted, then both answered: one model turn
+    if (!a.ok || !b.ok) throw new Error("admitted");
+    expect(s.observe(a.call, await exec(a.call))).toMatchObject({ action: "repair", repairsLeft: 0 });
+    expect(s.observe(b.call, await exec(b.call))).toMatchObject({ action: "repair", repairsLeft: 0 });
+    const again = await s.run(bad("c", 44), exec); // admitted after those failures: the model's repair, still wrong
+    expect(again.decision).toMatchObject({ action: "stop", reason: "repair_budget_exhausted" });
+  });
+
+  it("with beginTurn: calls of one turn share the repair even when answered one after another", async () => {
+    const { exec } = setup();
+    const s = createLoopPolicy().start();
+    expect(s.beginTurn()).toBeUndefined();
+    expect((await s.run(bad("a", 42), exec)).decision).toMatchObject({ action: "repair" });
+    expect((await s.run(bad("b", 43), exec)).decision).toMatchObject({ action: "repair" });
+    expect(s.beginTurn()).toBeUndefined();
+    expect((await s.run(bad("c", 44), exec)).decision).toMatchObject({ action: "stop", reason: "repair_budget_exhausted" });
+  });
+
+  it("without beginTurn, calls answered one after another each spend the budget (as before)", async () => {
+    const { exec } = setup();
+    const s = createLoopPolicy().start();
+    expect((await s.run(bad("a", 42), exec)).decision.action).toBe("repair");
+    expect((await s.run(bad("b", 43), exec)).decision).toMatchObject({ action: "stop", reason: "repair_budget_exhausted" });
+  });
+});
+
 describe("loop policy: no new evidence", () => {
   it("refuses an identical failing call, whatever its key order, spacing or _meta, without executing it", async () => {
     const { service, exec } = setup();
