@@ -20,6 +20,7 @@ import { isToolError } from "./errors.js";
 import { CANCELLED, TIMED_OUT, untilSettled } from "./policy/caller-signal.js";
 import { truncate } from "./redact.js";
 import { wallClockAt } from "./wall-clock.js";
+import { declaredPath } from "./issue-paths.js";
 import { RECORD_REFUSAL, type RefusalRecorder } from "./refusal.js";
 import type { CallRecord } from "./hooks.js";
 import type { ToolListing } from "./json-schema.js";
@@ -470,6 +471,13 @@ function verdictOf(v: unknown): unknown {
   return isToolError(v) ? v : "threw";
 }
 
+/** The failure's issue paths as the record keeps them: no payload keys (src/issue-paths.ts). */
+function recordedPaths(g: ResolvedGate, name: string, failure: Failure): string[] {
+  const listing = g.listings.find((l) => l.name === name);
+  const schema = failure.code === "INVALID_OUTPUT" ? listing?.outputSchema : listing?.inputSchema;
+  return (failure.issues ?? []).map((i) => declaredPath(schema, i.path));
+}
+
 /** Build the envelope and emit the call's record. */
 function finish(call: Call, done: Done, attempts: number): ToolResult {
   const { g, tool, name, callId } = call;
@@ -494,7 +502,7 @@ function finish(call: Call, done: Done, attempts: number): ToolResult {
       replayed: done.replayed === true,
       startedAt: Math.round(wallClockAt(call.t0, end)),
     };
-    if (failure?.issues !== undefined) record.issuePaths = failure.issues.map((i) => i.path);
+    if (failure?.issues !== undefined) record.issuePaths = recordedPaths(g, name, failure);
     g.onCall(record);
   }
   return result;

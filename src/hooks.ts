@@ -26,7 +26,11 @@ export interface CallRecord {
    * fake timers the fake clocks are read each time, so a test's `setSystemTime` shows at once).
    */
   readonly startedAt: number;
-  /** Paths of the issues, when the failure had any (never values). */
+  /**
+   * Paths of the issues, when the failure had any (never values): a segment the tool's schema does
+   * not declare (a record's key, an unknown key) is `*`, since such keys are the caller's data.
+   * The envelope keeps the full paths for the model.
+   */
   readonly issuePaths?: readonly string[];
 }
 

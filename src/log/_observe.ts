@@ -12,6 +12,7 @@ import type { BreakerState } from "../policy/breaker.js";
 import type { CallOptions, Gate } from "../gate.js";
 import type { ToolFailure, ToolResult } from "../result.js";
 import { RECORD_REFUSAL, _recordRefusal, type RefusalRecorder } from "../refusal.js";
+import { declaredPath } from "../issue-paths.js";
 import type { ToolListing } from "../json-schema.js";
 import { createRedactor, type RedactOptions, type Redactor } from "../redact.js";
 import { ToolgateConfigError } from "../errors.js";
@@ -186,7 +187,7 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
         throw error;
       }
       try {
-        const record = entry.record ?? recordFromResult(gate, name, result, startTime);
+        const record = entry.record ?? recordFromResult(gate, name, result, startTime, listingOf);
         const extras: { -readonly [K in keyof SummaryExtras]: SummaryExtras[K] } = {};
         if (!result.ok && result.retryAfterMs !== undefined) extras.retryAfterMs = result.retryAfterMs;
         // Both conditions imply a tool the gate has, so a lookup never runs for invented names.
@@ -217,7 +218,7 @@ function inputAccepted(r: CallRecord): boolean {
 }
 
 /** When the gate's hooks were not wired, the envelope says nearly as much as the record. */
-function recordFromResult(gate: Gate, name: string, r: ToolResult, startedAt: number): CallRecord {
+function recordFromResult(gate: Gate, name: string, r: ToolResult, startedAt: number, listingOf: (tool: string) => ToolListing | undefined): CallRecord {
   const m = r.meta;
   const write = gate.tool(name)?.effect === "write";
   return {
@@ -232,8 +233,14 @@ function recordFromResult(gate: Gate, name: string, r: ToolResult, startedAt: nu
     retryable: r.ok ? false : r.retryable,
     replayed: m.replayed === true,
     startedAt,
-    ...(!r.ok && r.issues !== undefined ? { issuePaths: r.issues.map((i) => i.path) } : {}),
+    ...(!r.ok && r.issues !== undefined ? { issuePaths: recordedPaths(r, listingOf(m.tool)) } : {}),
   };
+}
+
+/** Issue paths without payload keys, as the gate's own record has them (src/issue-paths.ts). */
+function recordedPaths(r: ToolFailure, listing: ToolListing | undefined): string[] {
+  const schema = r.code === "INVALID_OUTPUT" ? listing?.outputSchema : listing?.inputSchema;
+  return (r.issues ?? []).map((i) => declaredPath(schema, i.path));
 }
 
 function thrownRecord(name: unknown, startedAt: number, end: number): CallRecord {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createGate, createRedactor, type CallRecord } from "../../src/index.js";
+import { z } from "zod";
+import { createCallLog, createGate, createRedactor, defineTool, type CallRecord } from "../../src/index.js";
 import { createFakeOrders, makeOrderTools } from "../../examples/orders/index.js";
 
 describe("onCall records what a reviewer needs and never the payload", () => {
@@ -58,5 +59,39 @@ describe("redaction", () => {
     expect(r.issues).toHaveLength(20);
     expect(r.issues?.at(-1)).toEqual({ path: "", code: "too_many_issues", message: "33 more issues not shown" });
     for (const i of r.issues ?? []) expect(i.message.length).toBeLessThanOrEqual(200);
+  });
+});
+
+describe("issue paths in records carry no payload keys", () => {
+  const tool = defineTool({
+    name: "set_scores",
+    version: "1",
+    description: "d",
+    effect: "read",
+    input: z.object({ scores: z.record(z.string(), z.number()), tags: z.array(z.object({ id: z.string() })).optional() }),
+    output: z.object({ ok: z.boolean() }),
+    execute: () => ({ ok: true }),
+  });
+  const args = { scores: { "alice.smith@example.com": "x" }, tags: [{ id: 5 }], "patient_jane_doe": 1 };
+
+  it("a record's key and an unknown key are `*` in onCall's issuePaths; the envelope keeps them for the model", async () => {
+    const records: CallRecord[] = [];
+    const gate = createGate({ tools: [tool], onCall: (r) => void records.push(r) });
+    const r = await gate.call("set_scores", args);
+    expect(!r.ok && r.issues.map((i) => i.path).sort()).toEqual(expect.arrayContaining(["tags.0.id"]));
+    expect(JSON.stringify(!r.ok && r.issues)).toMatch(/alice\.smith@example\.com|patient_jane_doe/);
+    const paths = records[0]!.issuePaths ?? [];
+    expect(paths.length).toBeGreaterThan(0);
+    expect(JSON.stringify(paths)).not.toMatch(/alice|smith|example|patient|jane/);
+    for (const p of paths) expect(p).toMatch(/^(\*|scores\.\*(\.\*)*|tags\.0\.id)$/);
+  });
+
+  it("the same through createCallLog().instrument without the hooks (paths taken from the envelope)", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const gate = createCallLog({ sink: (_l, e) => void lines.push(e) }).instrument(createGate({ tools: [tool] }));
+    await gate.call("set_scores", args);
+    const paths = lines[0]!["toolgate.issue.paths"] as string[];
+    expect(paths.length).toBeGreaterThan(0);
+    expect(JSON.stringify(paths)).not.toMatch(/alice|smith|example|patient|jane/);
   });
 });

@@ -1,0 +1,88 @@
+/**
+ * Issue paths as records keep them (`CallRecord.issuePaths`, and so spans and call-log lines): a
+ * segment that is not a property name the tool's schema declares — a record's key, an unknown key
+ * the caller sent — is part of the payload (an e-mail, an id), and is recorded as `*`. Array
+ * indexes, declared names, the reserved `_meta` and the forbidden key names stay. The envelope the
+ * model gets keeps the full paths: it has to fix them.
+ * @module
+ */
+import type { JsonSchema } from "./standard.js";
+
+/** What a record shows for a segment that is the payload's, not the schema's. */
+export const PAYLOAD_SEGMENT = "*";
+
+const FIXED = new Set(["_meta", "__proto__", "constructor", "prototype"]);
+/** Bounds on the walk through `$ref` and combinators (schemas are the tool author's, but may be cyclic). */
+const MAX_NODES = 64;
+
+type Node = Record<string, unknown>;
+
+const isNode = (v: unknown): v is Node => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * `path` (segments joined with `.`, as issues carry them) with every segment that `schema` does not
+ * declare replaced by {@link PAYLOAD_SEGMENT}. Without a schema, every segment but indexes and the
+ * fixed names is masked.
+ * @example declaredPath({ type: "object", properties: { scores: { type: "object", additionalProperties: { type: "number" } } } }, "scores.alice@example.com") // "scores.*"
+ */
+export function declaredPath(schema: JsonSchema | undefined, path: string): string {
+  if (path === "") return path;
+  const root = schema;
+  let nodes: Node[] = schema === undefined ? [] : expand(schema, root);
+  const out: string[] = [];
+  for (const seg of path.split(".")) {
+    const next: Node[] = [];
+    let declared = false;
+    const index = /^(0|[1-9][0-9]*)$/.test(seg);
+    for (const n of nodes) {
+      const props = n.properties;
+      if (isNode(props) && Object.hasOwn(props, seg) && isNode(props[seg])) {
+        declared = true;
+        next.push(...expand(props[seg], root));
+        continue;
+      }
+      if (index) {
+        const prefix = n.prefixItems;
+        const at = Array.isArray(prefix) ? (prefix[Number(seg)] as unknown) : undefined;
+        const item = isNode(at) ? at : isNode(n.items) ? n.items : Array.isArray(n.items) ? (n.items[Number(seg)] as unknown) : undefined;
+        if (isNode(item)) next.push(...expand(item, root));
+        continue;
+      }
+      // A key the schema does not name: a record's value schema still describes what is below it.
+      if (isNode(n.additionalProperties)) next.push(...expand(n.additionalProperties, root));
+      if (isNode(n.patternProperties)) for (const p of Object.values(n.patternProperties)) if (isNode(p)) next.push(...expand(p, root));
+    }
+    out.push(declared || index || FIXED.has(seg) ? seg : PAYLOAD_SEGMENT);
+    nodes = next.slice(0, MAX_NODES);
+  }
+  return out.join(".");
+}
+
+/** The node and what it stands for: its local `$ref` target and its combinator branches. */
+function expand(node: Node, root: JsonSchema | undefined, out: Node[] = [], seen = new Set<Node>()): Node[] {
+  if (seen.has(node) || seen.size >= MAX_NODES) return out;
+  seen.add(node);
+  out.push(node);
+  const ref = node.$ref;
+  if (typeof ref === "string" && ref.startsWith("#") && root !== undefined) {
+    const target = pointer(root, ref.slice(1));
+    if (isNode(target)) expand(target, root, out, seen);
+  }
+  for (const k of ["anyOf", "oneOf", "allOf"]) {
+    const branches = node[k];
+    if (Array.isArray(branches)) for (const b of branches) if (isNode(b)) expand(b, root, out, seen);
+  }
+  return out;
+}
+
+/** A JSON Pointer (`/$defs/Addr`) into `root`. */
+function pointer(root: JsonSchema, p: string): unknown {
+  if (p === "") return root;
+  let at: unknown = root;
+  for (const raw of p.split("/").slice(1)) {
+    const key = raw.replace(/~1/g, "/").replace(/~0/g, "~");
+    if (!isNode(at) || !Object.hasOwn(at, key)) return undefined;
+    at = at[key];
+  }
+  return at;
+}

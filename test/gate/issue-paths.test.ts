@@ -1,0 +1,41 @@
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { declaredPath } from "../../src/issue-paths.js";
+
+describe("declaredPath: issue paths with payload keys masked", () => {
+  const Addr = z.object({ city: z.string(), extra: z.record(z.string(), z.string()) }).meta({ id: "Addr" });
+  const schema = z.toJSONSchema(
+    z.object({
+      ship: Addr,
+      bill: Addr,
+      pair: z.tuple([z.string(), z.object({ n: z.number() })]),
+      either: z.union([z.object({ a: z.string() }), z.object({ b: z.object({ c: z.string() }) })]),
+      byId: z.record(z.string(), z.object({ qty: z.number() })),
+    }),
+  ) as Record<string, unknown>;
+
+  it.each([
+    ["", ""],
+    ["ship.city", "ship.city"], // through $ref
+    ["bill.extra.someone@example.com", "bill.extra.*.*"], // a record's key (the dot in it splits it, masked alike)
+    ["pair.1.n", "pair.1.n"], // prefixItems
+    ["either.b.c", "either.b.c"], // a union branch
+    ["byId.user-7781.qty", "byId.*.qty"], // a record's value schema still names what is below
+    ["nosuch", "*"],
+    ["nosuch.deeper", "*.*"],
+    ["_meta", "_meta"],
+    ["byId.__proto__", "byId.__proto__"],
+    ["ship.3", "ship.3"],
+  ])("%s → %s", (path, want) => {
+    expect(declaredPath(schema, path)).toBe(want);
+  });
+
+  it("without a schema only indexes and the fixed names stay", () => {
+    expect(declaredPath(undefined, "a.0.__proto__")).toBe("*.0.__proto__");
+  });
+
+  it("a cyclic $ref does not loop", () => {
+    const cyclic = { $ref: "#/$defs/N", $defs: { N: { type: "object", properties: { next: { $ref: "#/$defs/N" } } } } };
+    expect(declaredPath(cyclic, "next.next.next.x")).toBe("next.next.next.*");
+  });
+});
