@@ -17,7 +17,8 @@ export type ChangeKind =
   | "type_narrowed" | "type_widened" | "enum_narrowed" | "enum_widened"
   | "bound_tightened" | "bound_loosened" | "closed" | "opened"
   | "constraint_added" | "constraint_removed" | "constraint_changed"
-  | "union_narrowed" | "union_widened" | "schema_changed" | "output_schema_removed";
+  | "union_narrowed" | "union_widened" | "schema_changed" | "output_schema_removed"
+  | "default_changed" | "effect_changed";
 
 /** One change between the snapshots. */
 export interface ContractChange {
@@ -76,6 +77,8 @@ interface Ctx {
   readonly oldRoot: JsonSchema;
   readonly newRoot: JsonSchema;
   readonly out: ContractChange[];
+  /** `$ref` pairs (old → new) already compared: a recursive schema is walked once per pair. */
+  readonly seen: Set<string>;
 }
 
 const show = (p: string): string => (p === "" ? "(root)" : p);
@@ -85,6 +88,20 @@ const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.str
 /** Record a change that narrows (new accepts less) or widens; breaking depends on the side. */
 function change(c: Ctx, path: string, kind: ChangeKind, narrowing: boolean, detail: string): void {
   c.out.push({ side: c.side, path, kind, breaking: c.side === "input" ? narrowing : !narrowing, detail: `${show(path)}: ${detail}` });
+}
+
+/** Record a change that is breaking on either side (neither narrower nor wider, or not known to be). */
+function breakingEither(c: Ctx, path: string, kind: ChangeKind, detail: string): void {
+  c.out.push({ side: c.side, path, kind, breaking: true, detail: `${show(path)}: ${detail}` });
+}
+
+/**
+ * The two nodes are the same schema. Text alone cannot say so when it holds a `$ref`: the
+ * definition it points to may have changed (the targets are compared instead).
+ */
+function identical(a: unknown, b: unknown): boolean {
+  const ja = JSON.stringify(a);
+  return ja === JSON.stringify(b) && !ja.includes('"$ref"');
 }
 
 function typeSet(s: JsonSchema): Set<string> | undefined {
@@ -105,15 +122,21 @@ const UPPER = ["maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxPrope
 const EXACT = ["pattern", "format", "multipleOf", "uniqueItems"] as const;
 
 function compare(c: Ctx, oldNode: unknown, newNode: unknown, path: string, depth: number): void {
-  if (depth > 32 || same(oldNode, newNode)) return;
+  if (depth > 32 || identical(oldNode, newNode)) return;
   if (!isObj(oldNode) || !isObj(newNode)) {
+    if (same(oldNode, newNode)) return;
     if (oldNode === false || newNode === true) change(c, path, "schema_changed", newNode === false, "schema changed from true/false");
     else change(c, path, "schema_changed", true, "schema replaced");
     return;
   }
+  if (typeof oldNode.$ref === "string" && typeof newNode.$ref === "string") {
+    const pair = `${oldNode.$ref}\u0000${newNode.$ref}`;
+    if (c.seen.has(pair)) return;
+    c.seen.add(pair);
+  }
   const o = deref(c.oldRoot, oldNode);
   const n = deref(c.newRoot, newNode);
-  if (same(o, n)) return;
+  if (identical(o, n)) return;
   const bo = branchesOf(o);
   const bn = branchesOf(n);
   if (bo !== undefined || bn !== undefined) {
@@ -150,12 +173,19 @@ function compare(c: Ctx, oldNode: unknown, newNode: unknown, path: string, depth
   for (const k of EXACT) {
     if (same(o[k], n[k])) continue;
     const kind = o[k] === undefined ? "constraint_added" : n[k] === undefined ? "constraint_removed" : "constraint_changed";
-    change(c, path, kind, kind !== "constraint_removed", `${k} ${JSON.stringify(o[k]) ?? "none"} → ${JSON.stringify(n[k]) ?? "none"}`);
+    const detail = `${k} ${JSON.stringify(o[k]) ?? "none"} → ${JSON.stringify(n[k]) ?? "none"}`;
+    // A changed pattern or format both refuses old values and allows new ones: breaking either way.
+    if (kind === "constraint_changed") breakingEither(c, path, kind, detail);
+    else change(c, path, kind, kind !== "constraint_removed", detail);
+  }
+  if (o.default !== undefined && n.default !== undefined && !same(o.default, n.default)) {
+    // An absent field now means something else: callers relying on the default get another call.
+    c.out.push({ side: c.side, path, kind: "default_changed", breaking: c.side === "input", detail: `${show(path)}: default ${JSON.stringify(o.default)} → ${JSON.stringify(n.default)}` });
   }
   compareObjects(c, o, n, path, depth);
   compareArrays(c, o, n, path, depth);
   for (const k of ["allOf", "not", "if", "then", "else", "propertyNames", "dependentRequired", "dependentSchemas", "patternProperties"] as const) {
-    if (!same(o[k], n[k])) change(c, path, "schema_changed", true, `\`${k}\` changed (treated as breaking)`);
+    if (!same(o[k], n[k])) breakingEither(c, path, "schema_changed", `\`${k}\` changed (treated as breaking)`);
   }
 }
 
@@ -203,12 +233,14 @@ function branchesOf(s: JsonSchema): unknown[] | undefined {
 
 function compareUnions(c: Ctx, bo: unknown[], bn: unknown[], path: string, depth: number): void {
   // Old → new branch pairs that differ only compatibly (for this side) count as the same branch.
-  const fine = (a: unknown, b: unknown): boolean => {
-    const probe: Ctx = { ...c, out: [] };
+  const changesOf = (a: unknown, b: unknown): ContractChange[] => {
+    const probe: Ctx = { ...c, out: [], seen: new Set(c.seen) };
     compare(probe, a, b, path, depth + 1);
-    return probe.out.every((x) => !x.breaking);
+    return probe.out;
   };
-  const eq = (a: unknown, b: unknown): boolean => same(isObj(a) ? deref(c.oldRoot, a) : a, isObj(b) ? deref(c.newRoot, b) : b);
+  const fine = (a: unknown, b: unknown): boolean => changesOf(a, b).every((x) => !x.breaking);
+  // The same branch: no change at all (a description edit is none).
+  const eq = (a: unknown, b: unknown): boolean => changesOf(a, b).length === 0;
   if (c.side === "input") {
     const lost = bo.filter((a) => !bn.some((b) => fine(a, b)));
     const added = bn.filter((b) => !bo.some((a) => eq(a, b)));
@@ -245,11 +277,15 @@ export function compareSnapshots(prev: ContractSnapshot, next: ContractSnapshot)
       continue;
     }
     const changes: ContractChange[] = [];
-    compare({ side: "input", oldRoot: a.inputSchema, newRoot: b.inputSchema, out: changes }, a.inputSchema, b.inputSchema, "", 0);
+    if (a.effect !== b.effect) {
+      // Retries, idempotency keys and the ledger follow the effect: every caller's assumptions change.
+      changes.push({ side: "tool", path: "", kind: "effect_changed", breaking: true, detail: `effect ${a.effect} → ${b.effect}` });
+    }
+    compare({ side: "input", oldRoot: a.inputSchema, newRoot: b.inputSchema, out: changes, seen: new Set() }, a.inputSchema, b.inputSchema, "", 0);
     if (a.outputSchema !== undefined && b.outputSchema === undefined) {
       changes.push({ side: "output", path: "", kind: "output_schema_removed", breaking: true, detail: "(root): output schema no longer advertised" });
     } else if (a.outputSchema !== undefined && b.outputSchema !== undefined) {
-      compare({ side: "output", oldRoot: a.outputSchema, newRoot: b.outputSchema, out: changes }, a.outputSchema, b.outputSchema, "", 0);
+      compare({ side: "output", oldRoot: a.outputSchema, newRoot: b.outputSchema, out: changes, seen: new Set() }, a.outputSchema, b.outputSchema, "", 0);
     }
     const breaking = changes.some((x) => x.breaking);
     const bumped = versionBumped(a.version, b.version);

@@ -88,3 +88,52 @@ describe("breaking-change detection", () => {
     expect(parseSnapshot({ format: "toolgate-contracts", version: 1, tools: { t: { version: 1 } } })).toMatchObject({ ok: false });
   });
 });
+
+describe("breaking-change detection: definitions, defaults, effects, combinators", () => {
+  const Addr = (city: z.ZodString, extra: Record<string, z.ZodType> = {}) => z.object({ city, ...extra }).meta({ id: "Addr" });
+
+  it("a change inside a $defs definition is seen where it is used (a new required field, a tighter bound)", () => {
+    const a = Addr(z.string());
+    const b = Addr(z.string().max(3), { zip: z.string() });
+    const before = snap(z.object({ ship: a, bill: a }));
+    const after = snap(z.object({ ship: b, bill: b }));
+    expect(JSON.stringify(after.tools.t!.inputSchema)).toContain('"$ref"'); // the case: a shared definition
+    const r = changes(before, after);
+    expect(r.list).toEqual(expect.arrayContaining(["BREAKING input bound_tightened ship.city", "BREAKING input field_added ship.zip"]));
+    expect(r.ok).toBe(false);
+  });
+
+  it("a change inside a recursive schema is seen, and the walk ends", () => {
+    type Tree = { name: string; children?: Tree[] };
+    const tree = (name: z.ZodString): z.ZodType<Tree> => {
+      const T: z.ZodType<Tree> = z.lazy(() => z.object({ name, children: z.array(T).optional() }));
+      return T;
+    };
+    const r = changes(snap(z.object({ tree: tree(z.string()) })), snap(z.object({ tree: tree(z.string().min(5)) })));
+    expect(r.list).toEqual(expect.arrayContaining(["BREAKING input bound_tightened tree.name"]));
+  });
+
+  it("a changed default is breaking on the input side", () => {
+    const r = changes(snap(z.object({ n: z.number().default(5) })), snap(z.object({ n: z.number().default(10) })));
+    expect(r.list).toEqual(["BREAKING input default_changed n"]);
+  });
+
+  it("a changed effect is breaking (retries and idempotency follow it)", () => {
+    const t = (effect: "read" | "write") =>
+      snapshotOf(createGate({ tools: [defineTool({ name: "t", version: "1.0.0", description: "d", input: z.object({}), output: z.object({ ok: z.boolean() }), effect, execute: () => ({ ok: true }) })] }).list());
+    expect(changes(t("read"), t("write")).list).toEqual(["BREAKING tool effect_changed "]);
+  });
+
+  it("output side: a changed `not` or pattern is breaking too (the docs' table: breaking | breaking)", () => {
+    const out = (o: z.ZodType) => snap(z.object({}), "1.0.0", o);
+    expect(changes(out(z.object({ id: z.string().regex(/^[a-z]+$/) })), out(z.object({ id: z.string().regex(/^[0-9]+$/) }))).list).toEqual(["BREAKING output constraint_changed id"]);
+    const not = (v: string) => z.object({ v: z.string() }).meta({ not: { const: v } }); // `meta` keys land in the JSON Schema
+    const r = changes(out(not("a")), out(not("b")));
+    expect(r.list).toEqual(["BREAKING output schema_changed "]);
+  });
+
+  it("a description edit inside union branches is no change", () => {
+    const u = (d: string) => z.object({ v: z.union([z.object({ a: z.string().describe(d) }), z.object({ b: z.number() })]) });
+    expect(changes(snap(u("first")), snap(u("second"))).list).toEqual([]);
+  });
+});
