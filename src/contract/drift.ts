@@ -68,11 +68,9 @@ function outputFindings(tool: AnyTool, target: ContractTarget): Finding[] {
 function caseArbitrary(c: TargetContract, stripsUnknown: boolean): fc.Arbitrary<Case> {
   const valid = arbitraryFor(c.schema);
   const mutated = fc.tuple(valid, fc.nat()).map(([p, n]): Case => {
-    // Strict mode always sends every field (null means absent): "missing" is not a call it can make.
-    // A tool that strips unknown keys ignores extra keys whatever strict mode advertises.
-    const ms = mutationsOf(c.schema, p).filter(
-      (m) => !(m.kind === "missing" && c.alwaysSent.includes(normalizePath(m.at.join(".")))) && !(m.kind === "extra" && stripsUnknown && c.target === "openai"),
-    );
+    // Strict mode always sends every field (null means absent), in `$defs` too: "missing" is not a
+    // call it can make. A tool that strips unknown keys ignores extra keys whatever strict mode advertises.
+    const ms = mutationsOf(c.schema, p).filter((m) => !(c.target === "openai" && (m.kind === "missing" || (m.kind === "extra" && stripsUnknown))));
     const m = ms[n % Math.max(1, ms.length)];
     return m === undefined ? { payload: p, mutation: null } : { payload: applyMutation(p, m), mutation: m };
   });

@@ -104,7 +104,7 @@ describe("breaking-change detection: definitions, defaults, effects, combinators
   });
 
   it("a change inside a recursive schema is seen, and the walk ends", () => {
-    type Tree = { name: string; children?: Tree[] };
+    type Tree = { name: string; children?: Tree[] | undefined };
     const tree = (name: z.ZodString): z.ZodType<Tree> => {
       const T: z.ZodType<Tree> = z.lazy(() => z.object({ name, children: z.array(T).optional() }));
       return T;

@@ -29,6 +29,18 @@ const cases: CorpusCase[] = [
     expect: ["openai unrepresentable input p", "openai drift advertised p.0"],
     why: "strict mode has no tuples: the loosened array lets a string into slot 0",
   },
+  {
+    name: "shared_definition_optional_field",
+    tool: toolOf(
+      "shared_definition_optional_field",
+      (() => {
+        const Addr = z.object({ city: z.string(), note: z.string().optional() }).meta({ id: "Addr" });
+        return z.object({ ship: Addr, bill: Addr });
+      })(),
+    ),
+    expect: [],
+    why: "an optional field inside a $defs definition: strict mode sends it (null for absent), so omitting it is no call a strict model makes",
+  },
   { name: "enum_literal", tool: toolOf("enum_literal", z.object({ e: z.enum(["a", "b"]), l: z.literal(5) })), expect: [], why: "enum neighbours refused on both sides" },
   { name: "strict_object", tool: toolOf("strict_object", z.strictObject({ a: z.string() })), expect: [], why: "closed on both sides" },
   { name: "strip_object", tool: toolOf("strip_object", z.object({ a: z.string() })), expect: [], why: "the gate refuses unknown keys and advertises additionalProperties: false" },
