@@ -45,7 +45,8 @@ export function fieldPath(jsonPath: readonly (string | number)[]): string {
 
 /**
  * List the sites of a schema's `side` that its JSON Schema cannot express (zod: `refine`,
- * `superRefine`, `check` with a custom function, `preprocess`). Never throws; an empty list for
+ * `superRefine`, `check` with a custom function, `preprocess`, and on the input side an overwrite
+ * such as `trim()` or `toLowerCase()`). Never throws; an empty list for
  * other vendors or when the conversion itself fails (that failure is reported elsewhere).
  * @example
  * probeUnrepresentable(z.object({ a: z.string().refine((s) => s !== "x") }), "input");
@@ -63,6 +64,10 @@ export function probeUnrepresentable(schema: StandardSchemaV1, side: "input" | "
     if (def === undefined) return;
     const path = fieldPath(ctx.path ?? []);
     if (def.checks?.some((c) => c._zod?.def?.check === "custom")) add(path, "custom refinement (refine/superRefine): not expressible in JSON Schema");
+    if (side === "input" && def.checks?.some((c) => c._zod?.def?.check === "overwrite")) {
+      // trim(), toLowerCase(), toUpperCase(), normalize(): the checks after it see the rewritten value.
+      add(path, "overwrite (trim/toLowerCase/toUpperCase/normalize): the runtime rewrites the value before its later checks; the schema cannot say so");
+    }
     if (def.type === "pipe" && def.in?._zod?.def?.type === "transform" && side === "input") {
       add(path, "preprocess: the runtime transforms the value before validating it; the schema describes the value after");
     }

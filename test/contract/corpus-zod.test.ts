@@ -62,6 +62,13 @@ const cases: CorpusCase[] = [
     expect: [...all("unrepresentable input a"), ...all("drift advertised a")],
     why: "refinements vanish from JSON Schema: reported statically, and a counterexample found",
   },
+  {
+    name: "overwrite",
+    tool: toolOf("overwrite", z.object({ a: z.string().trim().min(1) })),
+    expect: [...all("unrepresentable input a")],
+    allow: [...all("drift advertised a")],
+    why: "trim() runs before min(1): \" \" is advertised as valid and refused; reported statically (the probe finds it only with luck)",
+  },
   { name: "transform", tool: toolOf("transform", z.object({ a: z.string().transform((s) => s.length) })), expect: [], why: "input side of a transform is its input type" },
   {
     name: "object_transform",
