@@ -178,7 +178,10 @@ class Session implements LoopSession {
       return this.#refuse(call, callId, "no_new_evidence", { code: prior.failure.code, evidence: ev });
     }
     const repair = this.#pending.get(call.tool);
-    if (this.o.requireFieldChange && repair !== undefined && repair.paths.length > 0 && !repair.paths.includes("")) {
+    // Another call of the turn that asked for the repair (answered one after another) is not the
+    // repair: the model has not seen the failure yet.
+    const sameTurn = repair !== undefined && this.#turnsBegun && repair.turn === this.#turns;
+    if (this.o.requireFieldChange && repair !== undefined && !sameTurn && repair.paths.length > 0 && !repair.paths.includes("")) {
       const now = argsValue(call.args);
       if (now.parsed && repair.paths.every((p) => same(valueAt(repair.args, p), valueAt(now.value, p)))) {
         const facts = { code: "INVALID_INPUT" as const, effect: "none" as const, issues: repair.paths.map((path) => ({ path, code: "unchanged", message: "" })) };

@@ -92,6 +92,20 @@ describe("loop policy: parallel calls of one model turn share a repair", () => {
     expect(again.decision).toMatchObject({ action: "stop", reason: "repair_budget_exhausted" });
   });
 
+  it("with beginTurn: a second call of the turn with the same bad value is run and repaired, not refused as an unchanged repair", async () => {
+    const { exec, service } = setup();
+    const s = createLoopPolicy().start();
+    expect(s.beginTurn()).toBeUndefined();
+    expect((await s.run(bad("a", 42), exec)).decision).toMatchObject({ action: "repair" });
+    const second = await s.run({ tool: "get_order", args: { customerId: 42, includeHistory: true }, callId: "b" }, exec);
+    expect(second.result).toMatchObject({ ok: false, code: "INVALID_INPUT" }); // it ran through the gate
+    expect(second.decision).toMatchObject({ action: "repair" });
+    expect(service.calls.findOrders).toBe(0);
+    expect(s.beginTurn()).toBeUndefined();
+    const unchanged = await s.run({ tool: "get_order", args: { customerId: 42, includeHistory: false }, callId: "c" }, exec);
+    expect(unchanged.decision).toMatchObject({ action: "stop", reason: "no_new_evidence" }); // the next turn's unchanged repair is refused
+  });
+
   it("with beginTurn: calls of one turn share the repair even when answered one after another", async () => {
     const { exec } = setup();
     const s = createLoopPolicy().start();
