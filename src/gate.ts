@@ -20,7 +20,7 @@ import { isToolError } from "./errors.js";
 import { CANCELLED, TIMED_OUT, untilSettled } from "./policy/caller-signal.js";
 import { truncate } from "./redact.js";
 import { wallClockAt } from "./wall-clock.js";
-import { declaredPath } from "./issue-paths.js";
+import { _rememberPaths, declaredPath } from "./issue-paths.js";
 import { RECORD_REFUSAL, type RefusalRecorder } from "./refusal.js";
 import type { CallRecord } from "./hooks.js";
 import type { ToolListing } from "./json-schema.js";
@@ -487,6 +487,8 @@ function finish(call: Call, done: Done, attempts: number): ToolResult {
   const meta: CallMeta =
     done.replayed === true ? { tool: name, version, callId, attempts, durationMs, replayed: true } : { tool: name, version, callId, attempts, durationMs };
   const result: ToolResult = done.ok ? { ok: true, data: done.data, meta } : { ok: false, ...done.failure, meta };
+  // Records made outside the gate (the loop's evidence) mask the paths as the gate's own record does.
+  if (!done.ok && done.failure.issues !== undefined) _rememberPaths(result, () => recordedPaths(g, name, done.failure));
   if (g.onCall !== undefined) {
     const failure = done.ok ? undefined : done.failure;
     const record: { -readonly [K in keyof CallRecord]: CallRecord[K] } = {

@@ -13,7 +13,7 @@ export const PAYLOAD_SEGMENT = "*";
 
 const FIXED = new Set(["_meta", "__proto__", "constructor", "prototype"]);
 /** Bounds on the walk through `$ref` and combinators (schemas are the tool author's, but may be cyclic). */
-const MAX_NODES = 64;
+const MAX_NODES = 512;
 
 type Node = Record<string, unknown>;
 
@@ -21,8 +21,8 @@ const isNode = (v: unknown): v is Node => typeof v === "object" && v !== null &&
 
 /**
  * `path` (segments joined with `.`, as issues carry them) with every segment that `schema` does not
- * declare replaced by {@link PAYLOAD_SEGMENT}. Without a schema, every segment but indexes and the
- * fixed names is masked.
+ * declare replaced by {@link PAYLOAD_SEGMENT}; a number is kept where the schema has an array.
+ * Without a schema, every segment but numbers and the fixed names is masked.
  * @example declaredPath({ type: "object", properties: { scores: { type: "object", additionalProperties: { type: "number" } } } }, "scores.alice@example.com") // "scores.*"
  */
 export function declaredPath(schema: JsonSchema | undefined, path: string): string {
@@ -33,7 +33,8 @@ export function declaredPath(schema: JsonSchema | undefined, path: string): stri
   for (const seg of path.split(".")) {
     const next: Node[] = [];
     let declared = false;
-    const index = /^(0|[1-9][0-9]*)$/.test(seg);
+    let indexed = false;
+    const numeric = /^(0|[1-9][0-9]*)$/.test(seg);
     for (const n of nodes) {
       const props = n.properties;
       if (isNode(props) && Object.hasOwn(props, seg) && isNode(props[seg])) {
@@ -41,18 +42,22 @@ export function declaredPath(schema: JsonSchema | undefined, path: string): stri
         next.push(...expand(props[seg], root));
         continue;
       }
-      if (index) {
-        const prefix = n.prefixItems;
-        const at = Array.isArray(prefix) ? (prefix[Number(seg)] as unknown) : undefined;
-        const item = isNode(at) ? at : isNode(n.items) ? n.items : Array.isArray(n.items) ? (n.items[Number(seg)] as unknown) : undefined;
+      if (numeric && isArraySchema(n)) {
+        // An index of an array (kept: it is a position, not data); draft-07 `items: [...]` too.
+        indexed = true;
+        const prefix = Array.isArray(n.prefixItems) ? n.prefixItems : Array.isArray(n.items) ? n.items : undefined;
+        const at: unknown = prefix?.[Number(seg)];
+        const item = isNode(at) ? at : isNode(n.items) ? n.items : isNode(n.additionalItems) ? n.additionalItems : undefined;
         if (isNode(item)) next.push(...expand(item, root));
         continue;
       }
-      // A key the schema does not name: a record's value schema still describes what is below it.
+      // A key the schema does not name (a numeric-looking one too: a phone number, an id): a
+      // record's value schema still describes what is below it.
       if (isNode(n.additionalProperties)) next.push(...expand(n.additionalProperties, root));
       if (isNode(n.patternProperties)) for (const p of Object.values(n.patternProperties)) if (isNode(p)) next.push(...expand(p, root));
     }
-    out.push(declared || index || FIXED.has(seg) ? seg : PAYLOAD_SEGMENT);
+    // Without a schema, a numeric segment is most likely an index: kept, as the fixed names are.
+    out.push(declared || indexed || (numeric && nodes.length === 0) || FIXED.has(seg) ? seg : PAYLOAD_SEGMENT);
     nodes = next.slice(0, MAX_NODES);
   }
   return out.join(".");
@@ -72,7 +77,16 @@ function expand(node: Node, root: JsonSchema | undefined, out: Node[] = [], seen
     const branches = node[k];
     if (Array.isArray(branches)) for (const b of branches) if (isNode(b)) expand(b, root, out, seen);
   }
+  // Conditional parts declare names too.
+  for (const k of ["then", "else"]) if (isNode(node[k])) expand(node[k], root, out, seen);
+  if (isNode(node.dependentSchemas)) for (const d of Object.values(node.dependentSchemas)) if (isNode(d)) expand(d, root, out, seen);
   return out;
+}
+
+/** A schema that describes arrays (by type or by its item keywords). */
+function isArraySchema(n: Node): boolean {
+  const t = n.type;
+  return t === "array" || (Array.isArray(t) && t.includes("array")) || n.items !== undefined || n.prefixItems !== undefined;
 }
 
 /** A JSON Pointer (`/$defs/Addr`) into `root`. */
@@ -85,4 +99,24 @@ function pointer(root: JsonSchema, p: string): unknown {
     at = at[key];
   }
   return at;
+}
+
+/** A failure the gate answered → its issue paths as its record has them (computed when first asked). */
+const recorded = new WeakMap<object, () => readonly string[]>();
+
+/** @internal The gate remembers how to mask the paths of a failure it answered. */
+export function _rememberPaths(result: object, paths: () => readonly string[]): void {
+  recorded.set(result, paths);
+}
+
+/**
+ * The issue paths of `failure` as the gate's record has them, when a gate of this process answered
+ * it; otherwise (an envelope that crossed a transport, e.g. MCP, whose schemas this process does
+ * not hold) the paths as the envelope carries them.
+ * @internal For records made outside the gate (the loop's evidence).
+ */
+export function recordedIssuePaths(failure: { readonly issues?: readonly { readonly path: string }[] }): readonly string[] {
+  const known = recorded.get(failure);
+  if (known !== undefined) return known();
+  return (failure.issues ?? []).map((i) => i.path);
 }

@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { TOOL_ERROR_CODES, type ToolFailure, type ToolResult } from "../result.js";
 import { truncate } from "../redact.js";
+import { recordedIssuePaths } from "../issue-paths.js";
 import { argsValue, callKey, canonicalJson } from "./canonical.js";
 import {
   LOOP_MESSAGES,
@@ -81,6 +82,8 @@ interface FailedCall {
 interface PendingRepair {
   readonly used: number;
   readonly paths: readonly string[];
+  /** The same paths as records keep them (no payload keys: src/issue-paths.ts). */
+  readonly recordedPaths: readonly string[];
   readonly args: unknown;
   /** The model turn of the failure that asked for this repair. */
   readonly turn: number;
@@ -174,7 +177,7 @@ class Session implements LoopSession {
     const prior = this.#failed.size === 0 ? undefined : this.#failed.get(callKey(call.tool, call.args));
     if (prior !== undefined) {
       const facts = { ...prior.failure, meta: { ...prior.failure.meta, attempts: 0 } };
-      const ev = this.#record(call, callId, facts, "stop", "no_new_evidence", prior.callId);
+      const ev = this.#record(call, callId, facts, "stop", "no_new_evidence", prior.callId, recordedIssuePaths(prior.failure));
       return this.#refuse(call, callId, "no_new_evidence", { code: prior.failure.code, evidence: ev });
     }
     const repair = this.#pending.get(call.tool);
@@ -185,7 +188,7 @@ class Session implements LoopSession {
       const now = argsValue(call.args);
       if (now.parsed && repair.paths.every((p) => same(valueAt(repair.args, p), valueAt(now.value, p)))) {
         const facts = { code: "INVALID_INPUT" as const, effect: "none" as const, issues: repair.paths.map((path) => ({ path, code: "unchanged", message: "" })) };
-        const ev = this.#record(call, callId, facts, "stop", "no_new_evidence");
+        const ev = this.#record(call, callId, facts, "stop", "no_new_evidence", undefined, repair.recordedPaths);
         return this.#refuse(call, callId, "no_new_evidence", { code: "INVALID_INPUT", evidence: ev });
       }
     }
@@ -264,7 +267,14 @@ class Session implements LoopSession {
       return this.#stop("repair_budget_exhausted", at, { code, evidence: this.#record(call, at.callId, r, "stop", "repair_budget_exhausted") });
     }
     const v = argsValue(call.args);
-    this.#pending.set(slot, { used: used + 1, paths: (r.issues ?? []).map((i) => i.path), args: v.parsed ? v.value : ABSENT, turn: this.#turns, observedAt: this.#seq });
+    this.#pending.set(slot, {
+      used: used + 1,
+      paths: (r.issues ?? []).map((i) => i.path),
+      recordedPaths: recordedIssuePaths(r),
+      args: v.parsed ? v.value : ABSENT,
+      turn: this.#turns,
+      observedAt: this.#seq,
+    });
     const reason = code === "UNKNOWN_TOOL" ? "unknown_tool" : "invalid_input";
     return this.#emit<RepairDecision>({ action: "repair", reason, message: LOOP_MESSAGES[reason], ...at, code, issues: r.issues ?? [], repairsLeft: this.o.repairBudget - used - 1 });
   }
@@ -299,13 +309,21 @@ class Session implements LoopSession {
     return { ok: false, decision };
   }
 
-  #record(call: ProposedCall, callId: string, f: FailureFacts, action: "stop" | "escalate", reason: StopReason | EscalateReason, repeatOf?: string): LoopEvidence {
+  #record(
+    call: ProposedCall,
+    callId: string,
+    f: FailureFacts,
+    action: "stop" | "escalate",
+    reason: StopReason | EscalateReason,
+    repeatOf?: string,
+    paths: readonly string[] = recordedIssuePaths(f),
+  ): LoopEvidence {
     const gateCallId = repeatOf === undefined ? f.meta?.callId : undefined;
     const e: LoopEvidence = Object.freeze({
       tool: call.tool,
       version: f.meta?.version ?? "",
       code: f.code,
-      issuePaths: Object.freeze((f.issues ?? []).map((i) => i.path)),
+      issuePaths: Object.freeze([...paths]),
       callId,
       ...(gateCallId !== undefined && gateCallId !== callId ? { gateCallId } : {}),
       at: new Date(this.o.now()).toISOString(),

@@ -12,7 +12,9 @@ describe("declaredPath: issue paths with payload keys masked", () => {
       either: z.union([z.object({ a: z.string() }), z.object({ b: z.object({ c: z.string() }) })]),
       byId: z.record(z.string(), z.object({ qty: z.number() })),
     }),
-  ) as Record<string, unknown>;
+  ) as Record<string, { properties?: Record<string, unknown> } | unknown>;
+  (schema.properties as Record<string, unknown>).cond = { type: "object", if: { required: ["k"] }, then: { properties: { when: { type: "string" } } }, else: { properties: { other: { type: "string" } } } };
+  (schema.properties as Record<string, unknown>).dep = { type: "object", dependentSchemas: { k: { properties: { extra: { type: "number" } } } } };
 
   it.each([
     ["", ""],
@@ -25,12 +27,25 @@ describe("declaredPath: issue paths with payload keys masked", () => {
     ["nosuch.deeper", "*.*"],
     ["_meta", "_meta"],
     ["byId.__proto__", "byId.__proto__"],
-    ["ship.3", "ship.3"],
+    ["ship.3", "ship.*"], // a number is a key of an object, not an index
+    ["byId.15551234567.qty", "byId.*.qty"], // a numeric-looking record key (a phone number) is the caller's
+    ["cond.when", "cond.when"], // declared in `then`
+    ["cond.other", "cond.other"], // declared in `else`
+    ["dep.extra", "dep.extra"], // declared in dependentSchemas
   ])("%s → %s", (path, want) => {
     expect(declaredPath(schema, path)).toBe(want);
   });
 
-  it("without a schema only indexes and the fixed names stay", () => {
+  it("a union wider than a few dozen branches still finds its names", () => {
+    const wide = { type: "object", properties: { action: { anyOf: Array.from({ length: 100 }, (_, i) => ({ type: "object", properties: { [`f${i}`]: { type: "string" } } })) } } };
+    expect(declaredPath(wide, "action.f70")).toBe("action.f70");
+  });
+
+  it("draft-07 tuple items", () => {
+    expect(declaredPath({ type: "array", items: [{ type: "object", properties: { a: {} } }, { type: "string" }] }, "0.a")).toBe("0.a");
+  });
+
+  it("without a schema only numbers and the fixed names stay", () => {
     expect(declaredPath(undefined, "a.0.__proto__")).toBe("*.0.__proto__");
   });
 

@@ -1,4 +1,5 @@
 import { describe, it, expect } from "vitest";
+import { z } from "zod";
 import { createGate, defineTool, type ToolResult } from "../../src/index.js";
 import { createLoopPolicy, runAgentLoop, type AgentModel, type LoopDecision, type ProposedCall } from "../../src/loop/index.js";
 import { createFakeOrders, makeOrderTools } from "../../examples/orders/index.js";
@@ -121,6 +122,26 @@ describe("loop policy: parallel calls of one model turn share a repair", () => {
     const s = createLoopPolicy().start();
     expect((await s.run(bad("a", 42), exec)).decision.action).toBe("repair");
     expect((await s.run(bad("b", 43), exec)).decision).toMatchObject({ action: "stop", reason: "repair_budget_exhausted" });
+  });
+});
+
+describe("loop evidence carries no payload keys", () => {
+  it("issue paths are masked as the gate's records are (a record's key is *) when the gate answered in this process", async () => {
+    const tool = defineTool({
+      name: "set_scores",
+      version: "1",
+      description: "d",
+      effect: "read",
+      input: z.object({ scores: z.record(z.string(), z.number()) }),
+      output: z.object({ ok: z.boolean() }),
+      execute: () => ({ ok: true }),
+    });
+    const gate = createGate({ tools: [tool] });
+    const s = createLoopPolicy({ repairBudget: 0 }).start();
+    const step = await s.run({ tool: "set_scores", args: { scores: { "alice@example.com": "x" } } }, (c) => gate.call(c.tool, c.args, { callId: c.callId }));
+    expect(step.result?.ok === false && step.result.issues?.[0]?.path).toBe("scores.alice@example.com"); // the model's view keeps it
+    expect(s.evidence[0]!.issuePaths).toEqual(["scores.*.*"]);
+    expect(JSON.stringify(s.evidence)).not.toContain("alice");
   });
 });
 
