@@ -64,9 +64,9 @@ export function probeUnrepresentable(schema: StandardSchemaV1, side: "input" | "
     if (def === undefined) return;
     const path = fieldPath(ctx.path ?? []);
     if (def.checks?.some((c) => c._zod?.def?.check === "custom")) add(path, "custom refinement (refine/superRefine): not expressible in JSON Schema");
-    if (side === "input" && def.checks?.some((c) => c._zod?.def?.check === "overwrite")) {
+    if (side === "input" && checkAfterOverwrite(def.checks ?? [])) {
       // trim(), toLowerCase(), toUpperCase(), normalize(): the checks after it see the rewritten value.
-      add(path, "overwrite (trim/toLowerCase/toUpperCase/normalize): the runtime rewrites the value before its later checks; the schema cannot say so");
+      add(path, "overwrite (trim/toLowerCase/toUpperCase/normalize) before a check: the runtime checks the rewritten value; the schema cannot say so");
     }
     if (def.type === "pipe" && def.in?._zod?.def?.type === "transform" && side === "input") {
       add(path, "preprocess: the runtime transforms the value before validating it; the schema describes the value after");
@@ -78,4 +78,15 @@ export function probeUnrepresentable(schema: StandardSchemaV1, side: "input" | "
     return [];
   }
   return [...found.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+/** A check that runs after an overwrite (`z.string().trim().min(1)`): alone, or before every check, an overwrite changes no verdict. */
+function checkAfterOverwrite(checks: readonly { readonly _zod?: { readonly def?: { readonly check?: unknown } } }[]): boolean {
+  let overwritten = false;
+  for (const c of checks) {
+    const kind = c._zod?.def?.check;
+    if (kind === "overwrite") overwritten = true;
+    else if (overwritten) return true;
+  }
+  return false;
 }

@@ -69,6 +69,7 @@ const cases: CorpusCase[] = [
     allow: [...all("drift advertised a")],
     why: "trim() runs before min(1): \" \" is advertised as valid and refused; reported statically (the probe finds it only with luck)",
   },
+  { name: "overwrite_alone", tool: toolOf("overwrite_alone", z.object({ a: z.string().trim(), b: z.string().max(5).toLowerCase() })), expect: [], why: "an overwrite with no check after it changes no verdict" },
   { name: "transform", tool: toolOf("transform", z.object({ a: z.string().transform((s) => s.length) })), expect: [], why: "input side of a transform is its input type" },
   {
     name: "object_transform",
