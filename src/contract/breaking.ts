@@ -8,7 +8,7 @@
  */
 import type { JsonSchema } from "../standard.js";
 import type { ContractSnapshot } from "./snapshot.js";
-import { deref, isObj, requiredOf, typesOf } from "./_schema.js";
+import { deref, isObj, requiredOf, resolveRef, typesOf } from "./_schema.js";
 
 /** What changed. */
 export type ChangeKind =
@@ -77,8 +77,16 @@ interface Ctx {
   readonly oldRoot: JsonSchema;
   readonly newRoot: JsonSchema;
   readonly out: ContractChange[];
-  /** `$ref` pairs (old → new) already compared: a recursive schema is walked once per pair. */
+  /** `$ref` pairs (old → new) being compared above this node: a recursive schema ends there. */
   readonly seen: Set<string>;
+  /** Shared by a side's probes: definitions known to be the same in both roots. */
+  readonly sameDefs: Map<string, boolean>;
+  /** Shared by a side's probes: union branch pairs already compared (changed, breaking). */
+  readonly branchMemo: WeakMap<object, WeakMap<object, { readonly changed: boolean; readonly breaking: boolean }>>;
+}
+
+function sideCtx(side: "input" | "output", oldRoot: JsonSchema, newRoot: JsonSchema, out: ContractChange[]): Ctx {
+  return { side, oldRoot, newRoot, out, seen: new Set(), sameDefs: new Map(), branchMemo: new WeakMap() };
 }
 
 const show = (p: string): string => (p === "" ? "(root)" : p);
@@ -96,12 +104,37 @@ function breakingEither(c: Ctx, path: string, kind: ChangeKind, detail: string):
 }
 
 /**
- * The two nodes are the same schema. Text alone cannot say so when it holds a `$ref`: the
- * definition it points to may have changed (the targets are compared instead).
+ * The two nodes are the same schema: the same text, and every definition a `$ref` in it points to
+ * (and every one those point to) the same text in both roots. Text alone cannot say so when it
+ * holds a `$ref`: the definition may have changed.
  */
-function identical(a: unknown, b: unknown): boolean {
+function identical(c: Ctx, a: unknown, b: unknown): boolean {
   const ja = JSON.stringify(a);
-  return ja === JSON.stringify(b) && !ja.includes('"$ref"');
+  if (ja !== JSON.stringify(b)) return false;
+  return refsIn(ja).every((r) => sameDefinition(c, r));
+}
+
+const REF = /"\$ref":"((?:[^"\\]|\\.)*)"/g;
+function refsIn(text: string | undefined): string[] {
+  return text === undefined ? [] : [...text.matchAll(REF)].map((m) => JSON.parse(`"${m[1]}"`) as string);
+}
+
+function sameDefinition(c: Ctx, ref: string): boolean {
+  const known = c.sameDefs.get(ref);
+  if (known !== undefined) return known;
+  c.sameDefs.set(ref, true); // assumed while its own references are checked (a cycle ends here)
+  const ja = JSON.stringify(resolveRef(c.oldRoot, ref));
+  const same = ja !== undefined && ja === JSON.stringify(resolveRef(c.newRoot, ref)) && refsIn(ja).every((r) => sameDefinition(c, r));
+  c.sameDefs.set(ref, same);
+  return same;
+}
+
+/** A `$ref` node with keywords beside it (zod writes `{ "$ref", "default" }`): the target with them. */
+function resolved(root: JsonSchema, node: JsonSchema): JsonSchema {
+  const target = deref(root, node);
+  if (target === node || typeof node.$ref !== "string") return target;
+  const { $ref: _ref, ...beside } = node;
+  return Object.keys(beside).length === 0 ? target : { ...target, ...beside };
 }
 
 function typeSet(s: JsonSchema): Set<string> | undefined {
@@ -122,21 +155,28 @@ const UPPER = ["maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxPrope
 const EXACT = ["pattern", "format", "multipleOf", "uniqueItems"] as const;
 
 function compare(c: Ctx, oldNode: unknown, newNode: unknown, path: string, depth: number): void {
-  if (depth > 32 || identical(oldNode, newNode)) return;
+  if (depth > 32 || identical(c, oldNode, newNode)) return;
   if (!isObj(oldNode) || !isObj(newNode)) {
-    if (same(oldNode, newNode)) return;
     if (oldNode === false || newNode === true) change(c, path, "schema_changed", newNode === false, "schema changed from true/false");
     else change(c, path, "schema_changed", true, "schema replaced");
     return;
   }
-  if (typeof oldNode.$ref === "string" && typeof newNode.$ref === "string") {
-    const pair = `${oldNode.$ref}\u0000${newNode.$ref}`;
+  // A pair of references already being compared above: a recursive definition ends here (each
+  // path that uses a shared definition is still compared, and reported, on its own).
+  const pair = typeof oldNode.$ref === "string" && typeof newNode.$ref === "string" ? `${oldNode.$ref}\u0000${newNode.$ref}` : undefined;
+  if (pair !== undefined) {
     if (c.seen.has(pair)) return;
     c.seen.add(pair);
   }
-  const o = deref(c.oldRoot, oldNode);
-  const n = deref(c.newRoot, newNode);
-  if (identical(o, n)) return;
+  try {
+    compareResolved(c, resolved(c.oldRoot, oldNode), resolved(c.newRoot, newNode), path, depth);
+  } finally {
+    if (pair !== undefined) c.seen.delete(pair);
+  }
+}
+
+function compareResolved(c: Ctx, o: JsonSchema, n: JsonSchema, path: string, depth: number): void {
+  if (identical(c, o, n)) return;
   const bo = branchesOf(o);
   const bn = branchesOf(n);
   if (bo !== undefined || bn !== undefined) {
@@ -233,14 +273,25 @@ function branchesOf(s: JsonSchema): unknown[] | undefined {
 
 function compareUnions(c: Ctx, bo: unknown[], bn: unknown[], path: string, depth: number): void {
   // Old → new branch pairs that differ only compatibly (for this side) count as the same branch.
-  const changesOf = (a: unknown, b: unknown): ContractChange[] => {
-    const probe: Ctx = { ...c, out: [], seen: new Set(c.seen) };
+  // A branch pair's verdict depends on the two branches only (a fresh walk, its own recursion
+  // guard), so it is computed once: nested unions would otherwise compare the same pairs again
+  // and again.
+  const verdict = (a: unknown, b: unknown): { readonly changed: boolean; readonly breaking: boolean } => {
+    const memo = isObj(a) && isObj(b) ? c.branchMemo.get(a)?.get(b) : undefined;
+    if (memo !== undefined) return memo;
+    const probe: Ctx = { ...c, out: [], seen: new Set() };
     compare(probe, a, b, path, depth + 1);
-    return probe.out;
+    const v = { changed: probe.out.length > 0, breaking: probe.out.some((x) => x.breaking) };
+    if (isObj(a) && isObj(b)) {
+      let inner = c.branchMemo.get(a);
+      if (inner === undefined) c.branchMemo.set(a, (inner = new WeakMap()));
+      inner.set(b, v);
+    }
+    return v;
   };
-  const fine = (a: unknown, b: unknown): boolean => changesOf(a, b).every((x) => !x.breaking);
+  const fine = (a: unknown, b: unknown): boolean => !verdict(a, b).breaking;
   // The same branch: no change at all (a description edit is none).
-  const eq = (a: unknown, b: unknown): boolean => changesOf(a, b).length === 0;
+  const eq = (a: unknown, b: unknown): boolean => !verdict(a, b).changed;
   if (c.side === "input") {
     const lost = bo.filter((a) => !bn.some((b) => fine(a, b)));
     const added = bn.filter((b) => !bo.some((a) => eq(a, b)));
@@ -277,15 +328,15 @@ export function compareSnapshots(prev: ContractSnapshot, next: ContractSnapshot)
       continue;
     }
     const changes: ContractChange[] = [];
-    if (a.effect !== b.effect) {
+    if (typeof a.effect === "string" && typeof b.effect === "string" && a.effect !== b.effect) {
       // Retries, idempotency keys and the ledger follow the effect: every caller's assumptions change.
       changes.push({ side: "tool", path: "", kind: "effect_changed", breaking: true, detail: `effect ${a.effect} → ${b.effect}` });
     }
-    compare({ side: "input", oldRoot: a.inputSchema, newRoot: b.inputSchema, out: changes, seen: new Set() }, a.inputSchema, b.inputSchema, "", 0);
+    compare(sideCtx("input", a.inputSchema, b.inputSchema, changes), a.inputSchema, b.inputSchema, "", 0);
     if (a.outputSchema !== undefined && b.outputSchema === undefined) {
       changes.push({ side: "output", path: "", kind: "output_schema_removed", breaking: true, detail: "(root): output schema no longer advertised" });
     } else if (a.outputSchema !== undefined && b.outputSchema !== undefined) {
-      compare({ side: "output", oldRoot: a.outputSchema, newRoot: b.outputSchema, out: changes, seen: new Set() }, a.outputSchema, b.outputSchema, "", 0);
+      compare(sideCtx("output", a.outputSchema, b.outputSchema, changes), a.outputSchema, b.outputSchema, "", 0);
     }
     const breaking = changes.some((x) => x.breaking);
     const bumped = versionBumped(a.version, b.version);

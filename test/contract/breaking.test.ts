@@ -99,9 +99,24 @@ describe("breaking-change detection: definitions, defaults, effects, combinators
     const after = snap(z.object({ ship: b, bill: b }));
     expect(JSON.stringify(after.tools.t!.inputSchema)).toContain('"$ref"'); // the case: a shared definition
     const r = changes(before, after);
-    expect(r.list).toEqual(expect.arrayContaining(["BREAKING input bound_tightened ship.city", "BREAKING input field_added ship.zip"]));
+    expect(r.list).toEqual(
+      expect.arrayContaining(["BREAKING input bound_tightened ship.city", "BREAKING input field_added ship.zip", "BREAKING input bound_tightened bill.city", "BREAKING input field_added bill.zip"]),
+    );
     expect(r.ok).toBe(false);
   });
+
+  it("keywords beside a $ref count (zod writes a default next to the reference)", () => {
+    const D = z.object({ c: z.string() }).meta({ id: "D" });
+    const r = changes(snap(z.object({ d: D.default({ c: "x" }) })), snap(z.object({ d: D.default({ c: "y" }) })));
+    expect(r.list).toEqual(["BREAKING input default_changed d"]);
+  });
+
+  it("an old snapshot without effect compares without an effect change", () => {
+    const before = snap(base);
+    const { effect: _e, ...old } = before.tools.t!;
+    expect(changes({ ...before, tools: { t: old as typeof before.tools.t } } as ContractSnapshot, snap(base)).list).toEqual([]);
+  });
+
 
   it("a change inside a recursive schema is seen, and the walk ends", () => {
     type Tree = { name: string; children?: Tree[] | undefined };
