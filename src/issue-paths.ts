@@ -27,6 +27,22 @@ const isNode = (v: unknown): v is Node => typeof v === "object" && v !== null &&
  */
 export function declaredPath(schema: JsonSchema | undefined, path: string): string {
   if (path === "") return path;
+  if (schema === undefined) return walk(undefined, path);
+  // The same failures come again and again (a model repeating a mistake): the answers are kept,
+  // a bounded number per schema (paths with payload keys in them can be endless).
+  let memo = memos.get(schema);
+  if (memo === undefined) memos.set(schema, (memo = new Map()));
+  const known = memo.get(path);
+  if (known !== undefined) return known;
+  const masked = walk(schema, path);
+  if (memo.size < MAX_MEMO) memo.set(path, masked);
+  return masked;
+}
+
+const memos = new WeakMap<JsonSchema, Map<string, string>>();
+const MAX_MEMO = 256;
+
+function walk(schema: JsonSchema | undefined, path: string): string {
   const root = schema;
   let nodes: Node[] = schema === undefined ? [] : expand(schema, root);
   const out: string[] = [];
