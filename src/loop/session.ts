@@ -89,7 +89,16 @@ interface PendingRepair {
   readonly turn: number;
   /** The session's event count when that failure was observed (see `Session.#seq`). */
   readonly observedAt: number;
+  /** Calls of the same turn that shared this repair so far (bounded by {@link MAX_SHARED}). */
+  readonly shared: number;
 }
+
+/**
+ * Calls of one turn that share one repair, at most: a host that calls `beginTurn` only once makes
+ * every call "the same turn", and the repair budget and the unchanged-repair check must still end
+ * a run that only changes unrelated fields.
+ */
+const MAX_SHARED = 8;
 
 const UNKNOWN = "\u0000unknown_tool";
 const ABSENT = Symbol("absent");
@@ -183,7 +192,7 @@ class Session implements LoopSession {
     const repair = this.#pending.get(call.tool);
     // Another call of the turn that asked for the repair (answered one after another) is not the
     // repair: the model has not seen the failure yet.
-    const sameTurn = repair !== undefined && this.#turnsBegun && repair.turn === this.#turns;
+    const sameTurn = repair !== undefined && this.#turnsBegun && repair.turn === this.#turns && repair.shared < MAX_SHARED;
     if (this.o.requireFieldChange && repair !== undefined && !sameTurn && repair.paths.length > 0 && !repair.paths.includes("")) {
       const now = argsValue(call.args);
       if (now.parsed && repair.paths.every((p) => same(valueAt(repair.args, p), valueAt(now.value, p)))) {
@@ -260,7 +269,9 @@ class Session implements LoopSession {
     // had a chance to fix anything yet. The same turn is known from `beginTurn`, or, without it,
     // from the order of events (this call was admitted before the earlier failure was seen).
     const sameTurn =
-      prev !== undefined && ((this.#turnsBegun && prev.turn === this.#turns) || (admittedAt !== undefined && admittedAt < prev.observedAt));
+      prev !== undefined &&
+      prev.shared < MAX_SHARED &&
+      ((this.#turnsBegun && prev.turn === this.#turns) || (admittedAt !== undefined && admittedAt < prev.observedAt));
     const used = sameTurn ? prev.used - 1 : (prev?.used ?? 0);
     if (used >= this.o.repairBudget) {
       this.#pending.delete(slot);
@@ -274,6 +285,7 @@ class Session implements LoopSession {
       args: v.parsed ? v.value : ABSENT,
       turn: this.#turns,
       observedAt: this.#seq,
+      shared: sameTurn ? prev.shared + 1 : 0,
     });
     const reason = code === "UNKNOWN_TOOL" ? "unknown_tool" : "invalid_input";
     return this.#emit<RepairDecision>({ action: "repair", reason, message: LOOP_MESSAGES[reason], ...at, code, issues: r.issues ?? [], repairsLeft: this.o.repairBudget - used - 1 });

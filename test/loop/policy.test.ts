@@ -117,6 +117,21 @@ describe("loop policy: parallel calls of one model turn share a repair", () => {
     expect((await s.run(bad("c", 44), exec)).decision).toMatchObject({ action: "stop", reason: "repair_budget_exhausted" });
   });
 
+  it("a host that calls beginTurn only once still has a bound: after 8 shared repairs the unchanged-repair check applies", async () => {
+    const { exec, service } = setup();
+    const s = createLoopPolicy().start();
+    s.beginTurn();
+    const decisions: string[] = [];
+    for (let i = 0; i < 12 && s.outcome === undefined; i++) {
+      const step = await s.run({ tool: "create_refund", args: { orderId: "o_100", amountCents: 0, reason: `try ${i}` }, callId: `c${i}` }, exec); // only an unrelated field changes
+      decisions.push(`${step.decision.action}/${step.decision.reason}`);
+    }
+    expect(decisions.slice(0, 9)).toEqual([...Array<string>(9).fill("repair/invalid_input")]);
+    expect(decisions.at(-1)).toBe("stop/no_new_evidence");
+    expect(decisions.length).toBe(10);
+    expect(service.calls.createRefund).toBe(0);
+  });
+
   it("without beginTurn, calls answered one after another each spend the budget (as before)", async () => {
     const { exec } = setup();
     const s = createLoopPolicy().start();
