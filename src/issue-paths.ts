@@ -73,7 +73,7 @@ function walk(schema: JsonSchema | undefined, path: string): string {
       if (isNode(n.patternProperties)) for (const p of Object.values(n.patternProperties)) if (isNode(p)) next.push(...expand(p, root));
     }
     // Without a schema, a numeric segment is most likely an index: kept, as the fixed names are.
-    out.push(declared || indexed || (numeric && nodes.length === 0) || FIXED.has(seg) ? seg : PAYLOAD_SEGMENT);
+    out.push(declared || indexed || (numeric && schema === undefined) || FIXED.has(seg) ? seg : PAYLOAD_SEGMENT);
     nodes = next.slice(0, MAX_NODES);
   }
   return out.join(".");

@@ -25,6 +25,7 @@ describe("declaredPath: issue paths with payload keys masked", () => {
     ["byId.user-7781.qty", "byId.*.qty"], // a record's value schema still names what is below
     ["nosuch", "*"],
     ["nosuch.deeper", "*.*"],
+    ["nosuch.5551234567", "*.*"], // a number below a key the schema does not describe is the caller's too
     ["_meta", "_meta"],
     ["byId.__proto__", "byId.__proto__"],
     ["ship.3", "ship.*"], // a number is a key of an object, not an index
