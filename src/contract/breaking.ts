@@ -83,10 +83,19 @@ interface Ctx {
   readonly sameDefs: Map<string, boolean>;
   /** Shared by a side's probes: union branch pairs already compared (changed, breaking). */
   readonly branchMemo: WeakMap<object, WeakMap<object, { readonly changed: boolean; readonly breaking: boolean }>>;
+  /** How many paths each `$ref` pair was compared at (bounded by {@link MAX_PATHS_PER_DEFINITION}). */
+  readonly uses: Map<string, number>;
 }
 
+/**
+ * A shared definition's changes are reported at this many paths that use it, at most: a
+ * definition used by definitions used by definitions… has paths without end (6 uses per level,
+ * 8 levels: 1.7 million). Its verdict is the same at every path, so the report stays right.
+ */
+const MAX_PATHS_PER_DEFINITION = 8;
+
 function sideCtx(side: "input" | "output", oldRoot: JsonSchema, newRoot: JsonSchema, out: ContractChange[]): Ctx {
-  return { side, oldRoot, newRoot, out, seen: new Set(), sameDefs: new Map(), branchMemo: new WeakMap() };
+  return { side, oldRoot, newRoot, out, seen: new Set(), sameDefs: new Map(), branchMemo: new WeakMap(), uses: new Map() };
 }
 
 const show = (p: string): string => (p === "" ? "(root)" : p);
@@ -119,13 +128,17 @@ function refsIn(text: string | undefined): string[] {
   return text === undefined ? [] : [...text.matchAll(REF)].map((m) => JSON.parse(`"${m[1]}"`) as string);
 }
 
-function sameDefinition(c: Ctx, ref: string): boolean {
+function sameDefinition(c: Ctx, ref: string, open: Set<string> = new Set()): boolean {
   const known = c.sameDefs.get(ref);
   if (known !== undefined) return known;
-  c.sameDefs.set(ref, true); // assumed while its own references are checked (a cycle ends here)
+  if (open.has(ref)) return true; // a cycle: assumed while the definitions on it are checked
+  open.add(ref);
   const ja = JSON.stringify(resolveRef(c.oldRoot, ref));
-  const same = ja !== undefined && ja === JSON.stringify(resolveRef(c.newRoot, ref)) && refsIn(ja).every((r) => sameDefinition(c, r));
-  c.sameDefs.set(ref, same);
+  const same = ja !== undefined && ja === JSON.stringify(resolveRef(c.newRoot, ref)) && refsIn(ja).every((r) => sameDefinition(c, r, open));
+  open.delete(ref);
+  // "Different" holds whatever was assumed; "the same" only once the whole check is done (an
+  // answer under an open assumption could be undone by a later branch).
+  if (!same || open.size === 0) c.sameDefs.set(ref, same);
   return same;
 }
 
@@ -166,6 +179,9 @@ function compare(c: Ctx, oldNode: unknown, newNode: unknown, path: string, depth
   const pair = typeof oldNode.$ref === "string" && typeof newNode.$ref === "string" ? `${oldNode.$ref}\u0000${newNode.$ref}` : undefined;
   if (pair !== undefined) {
     if (c.seen.has(pair)) return;
+    const used = (c.uses.get(pair) ?? 0) + 1;
+    c.uses.set(pair, used);
+    if (used > MAX_PATHS_PER_DEFINITION) return;
     c.seen.add(pair);
   }
   try {
@@ -279,7 +295,7 @@ function compareUnions(c: Ctx, bo: unknown[], bn: unknown[], path: string, depth
   const verdict = (a: unknown, b: unknown): { readonly changed: boolean; readonly breaking: boolean } => {
     const memo = isObj(a) && isObj(b) ? c.branchMemo.get(a)?.get(b) : undefined;
     if (memo !== undefined) return memo;
-    const probe: Ctx = { ...c, out: [], seen: new Set() };
+    const probe: Ctx = { ...c, out: [], seen: new Set(), uses: new Map() };
     compare(probe, a, b, path, depth + 1);
     const v = { changed: probe.out.length > 0, breaking: probe.out.some((x) => x.breaking) };
     if (isObj(a) && isObj(b)) {

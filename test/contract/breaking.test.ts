@@ -152,3 +152,32 @@ describe("breaking-change detection: definitions, defaults, effects, combinators
     expect(changes(snap(u("first")), snap(u("second"))).list).toEqual([]);
   });
 });
+
+describe("breaking-change detection over definitions that use definitions", () => {
+  const raw = (inputSchema: Record<string, unknown>): ContractSnapshot =>
+    ({ format: "toolgate-contracts", version: 1, tools: { t: { version: "1.0.0", description: "d", effect: "read", inputSchema } } }) as ContractSnapshot;
+
+  it("a leaf used through levels of shared definitions is reported at a bounded number of paths, and still breaks", () => {
+    const build = (max: number) => {
+      const defs: Record<string, unknown> = { L0: { type: "string", maxLength: max } };
+      for (let d = 1; d <= 8; d++) defs[`L${d}`] = { type: "object", properties: Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`k${i}`, { $ref: `#/$defs/L${d - 1}` }])) };
+      return raw({ type: "object", properties: { v: { $ref: "#/$defs/L8" } }, $defs: defs });
+    };
+    const t = compareSnapshots(build(5), build(3)).tools[0]!; // 6^8 paths reach the leaf
+    expect(t.breaking).toBe(true);
+    expect(t.changes.length).toBe(8);
+    expect(t.changes.every((c) => c.kind === "bound_tightened")).toBe(true);
+  });
+
+  it("definitions that refer to each other: a change is found whichever path is compared first", () => {
+    const mk = (rType: string, props: Record<string, unknown>) =>
+      raw({
+        type: "object",
+        properties: props,
+        $defs: { P: { type: "object", properties: { b: { $ref: "#/$defs/Q" }, c: { $ref: "#/$defs/R" } } }, Q: { type: "object", properties: { a: { $ref: "#/$defs/P" } } }, R: { type: rType } },
+      });
+    const paths = (props: Record<string, unknown>) => compareSnapshots(mk("string", props), mk("number", props)).tools[0]!.changes.filter((c) => c.breaking).map((c) => c.path).sort();
+    expect(paths({ x: { $ref: "#/$defs/P" }, y: { $ref: "#/$defs/Q" } })).toEqual(["x.c", "y.a.c"]);
+    expect(paths({ y: { $ref: "#/$defs/Q" }, x: { $ref: "#/$defs/P" } })).toEqual(["x.c", "y.a.c"]);
+  });
+});
