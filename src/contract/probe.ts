@@ -17,8 +17,8 @@ export interface Unrepresentable {
 interface ZodDefLike {
   readonly type?: unknown;
   readonly checks?: ReadonlyArray<{ readonly _zod?: { readonly def?: { readonly check?: unknown } } }>;
-  readonly in?: { readonly _zod?: { readonly def?: { readonly type?: unknown } } };
-  readonly out?: { readonly _zod?: { readonly def?: { readonly type?: unknown } } };
+  readonly in?: { readonly _zod?: { readonly def?: ZodDefLike } };
+  readonly out?: { readonly _zod?: { readonly def?: ZodDefLike } };
 }
 
 /** Turn a JSON Schema location (`["properties","a","items"]`) into a field path (`a.*`). */
@@ -64,7 +64,9 @@ export function probeUnrepresentable(schema: StandardSchemaV1, side: "input" | "
     if (def === undefined) return;
     const path = fieldPath(ctx.path ?? []);
     if (def.checks?.some((c) => c._zod?.def?.check === "custom")) add(path, "custom refinement (refine/superRefine): not expressible in JSON Schema");
-    if (side === "input" && checkAfterOverwrite(def.checks ?? [])) {
+    const piped = def.type === "pipe" ? def.out?._zod?.def : undefined;
+    const overwrittenThenPiped = piped !== undefined && (def.in?._zod?.def?.checks ?? []).some((c) => c._zod?.def?.check === "overwrite") && !(piped.type === "string" && (piped.checks ?? []).length === 0);
+    if (side === "input" && (checkAfterOverwrite(def.checks ?? []) || overwrittenThenPiped)) {
       // trim(), toLowerCase(), toUpperCase(), normalize(): the checks after it see the rewritten value.
       add(path, "overwrite (trim/toLowerCase/toUpperCase/normalize) before a check: the runtime checks the rewritten value; the schema cannot say so");
     }

@@ -69,6 +69,13 @@ const cases: CorpusCase[] = [
     allow: [...all("drift advertised a")],
     why: "trim() runs before min(1): \" \" is advertised as valid and refused; reported statically (the probe finds it only with luck)",
   },
+  {
+    name: "overwrite_piped",
+    tool: toolOf("overwrite_piped", z.object({ a: z.string().trim().pipe(z.string().min(1)) })),
+    expect: [...all("unrepresentable input a")],
+    allow: [...all("drift advertised a")],
+    why: "the checks of a pipe after trim() see the trimmed value, and the input side advertises the pipe's input only",
+  },
   { name: "overwrite_alone", tool: toolOf("overwrite_alone", z.object({ a: z.string().trim(), b: z.string().max(5).toLowerCase() })), expect: [], why: "an overwrite with no check after it changes no verdict" },
   { name: "transform", tool: toolOf("transform", z.object({ a: z.string().transform((s) => s.length) })), expect: [], why: "input side of a transform is its input type" },
   {
