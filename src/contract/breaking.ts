@@ -128,18 +128,30 @@ function refsIn(text: string | undefined): string[] {
   return text === undefined ? [] : [...text.matchAll(REF)].map((m) => JSON.parse(`"${m[1]}"`) as string);
 }
 
-function sameDefinition(c: Ctx, ref: string, open: Set<string> = new Set()): boolean {
+function sameDefinition(c: Ctx, ref: string, open: Set<string> = new Set(), proven: Set<string> = new Set()): boolean {
   const known = c.sameDefs.get(ref);
   if (known !== undefined) return known;
-  if (open.has(ref)) return true; // a cycle: assumed while the definitions on it are checked
+  if (open.has(ref) || proven.has(ref)) return true; // a cycle (assumed while checked), or shown in this check
   open.add(ref);
   const ja = JSON.stringify(resolveRef(c.oldRoot, ref));
-  const same = ja !== undefined && ja === JSON.stringify(resolveRef(c.newRoot, ref)) && refsIn(ja).every((r) => sameDefinition(c, r, open));
+  const same = ja !== undefined && ja === JSON.stringify(resolveRef(c.newRoot, ref)) && refsIn(ja).every((r) => sameDefinition(c, r, open, proven));
   open.delete(ref);
-  // "Different" holds whatever was assumed; "the same" only once the whole check is done (an
-  // answer under an open assumption could be undone by a later branch).
-  if (!same || open.size === 0) c.sameDefs.set(ref, same);
-  return same;
+  // "Different" holds whatever was assumed. "The same" is kept once the whole check is done: an
+  // answer under an open assumption could be undone by a later branch (which makes the top answer
+  // "different", and nothing of this check is kept as the same).
+  if (!same) {
+    c.sameDefs.set(ref, false);
+    return false;
+  }
+  proven.add(ref);
+  if (open.size === 0) for (const p of proven) c.sameDefs.set(p, true);
+  return true;
+}
+
+/** The keywords beside a node's `$ref`, as text. */
+function besideText(node: JsonSchema): string {
+  const { $ref: _ref, ...beside } = node;
+  return JSON.stringify(beside);
 }
 
 /** A `$ref` node with keywords beside it (zod writes `{ "$ref", "default" }`): the target with them. */
@@ -179,8 +191,10 @@ function compare(c: Ctx, oldNode: unknown, newNode: unknown, path: string, depth
   const pair = typeof oldNode.$ref === "string" && typeof newNode.$ref === "string" ? `${oldNode.$ref}\u0000${newNode.$ref}` : undefined;
   if (pair !== undefined) {
     if (c.seen.has(pair)) return;
-    const used = (c.uses.get(pair) ?? 0) + 1;
-    c.uses.set(pair, used);
+    // Keywords beside the references (a default) are part of what is compared at this path.
+    const use = `${pair}\u0000${besideText(oldNode)}\u0000${besideText(newNode)}`;
+    const used = (c.uses.get(use) ?? 0) + 1;
+    c.uses.set(use, used);
     if (used > MAX_PATHS_PER_DEFINITION) return;
     c.seen.add(pair);
   }

@@ -65,7 +65,10 @@ export function probeUnrepresentable(schema: StandardSchemaV1, side: "input" | "
     const path = fieldPath(ctx.path ?? []);
     if (def.checks?.some((c) => c._zod?.def?.check === "custom")) add(path, "custom refinement (refine/superRefine): not expressible in JSON Schema");
     const piped = def.type === "pipe" ? def.out?._zod?.def : undefined;
-    const overwrittenThenPiped = piped !== undefined && (def.in?._zod?.def?.checks ?? []).some((c) => c._zod?.def?.check === "overwrite") && !(piped.type === "string" && (piped.checks ?? []).length === 0);
+    // A pipe into a transform (`.trim().transform(fn)`) checks nothing; into a bare string neither.
+    const checksNothing =
+      piped === undefined || piped.type === "transform" || (piped.type === "string" && (piped.checks ?? []).every((c) => c._zod?.def?.check === "overwrite"));
+    const overwrittenThenPiped = !checksNothing && (def.in?._zod?.def?.checks ?? []).some((c) => c._zod?.def?.check === "overwrite");
     if (side === "input" && (checkAfterOverwrite(def.checks ?? []) || overwrittenThenPiped)) {
       // trim(), toLowerCase(), toUpperCase(), normalize(): the checks after it see the rewritten value.
       add(path, "overwrite (trim/toLowerCase/toUpperCase/normalize) before a check: the runtime checks the rewritten value; the schema cannot say so");

@@ -169,6 +169,28 @@ describe("breaking-change detection over definitions that use definitions", () =
     expect(t.changes.every((c) => c.kind === "bound_tightened")).toBe(true);
   });
 
+  it("the path cap counts what is beside the reference: a default changed at the ninth use is still seen", () => {
+    const addr = (zip: boolean) => ({ type: "object", properties: { city: { type: "string" }, ...(zip ? { zip: { type: "string" } } : {}) } });
+    const mk = (zip: boolean, dflt: string) =>
+      raw({
+        type: "object",
+        properties: { ...Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`a${i}`, { $ref: "#/$defs/Addr" }])), z: { default: { city: dflt }, $ref: "#/$defs/Addr" } },
+        $defs: { Addr: addr(zip) },
+      });
+    const t = compareSnapshots(mk(false, "Paris"), mk(true, "Lyon")).tools[0]!;
+    expect(t.changes.filter((c) => c.breaking).map((c) => `${c.kind} ${c.path}`)).toEqual(["default_changed z"]);
+  });
+
+  it("many definitions that refer to each other, unchanged, are compared without walking them again and again", () => {
+    const mesh = (n: number, extra: string) => {
+      const defs: Record<string, unknown> = {};
+      for (let i = 0; i < n; i++) defs[`D${i}`] = { type: "object", properties: { p: { $ref: `#/$defs/D${(i + 1) % n}` }, q: { $ref: `#/$defs/D${(i + 7) % n}` } } };
+      return raw({ type: "object", properties: { root: { $ref: "#/$defs/D0" }, x: { type: extra } }, $defs: defs });
+    };
+    const t = compareSnapshots(mesh(28, "string"), mesh(28, "number")).tools[0]!;
+    expect(t.changes.map((c) => `${c.kind} ${c.path}`)).toEqual(["type_narrowed x", "type_widened x"]);
+  });
+
   it("definitions that refer to each other: a change is found whichever path is compared first", () => {
     const mk = (rType: string, props: Record<string, unknown>) =>
       raw({

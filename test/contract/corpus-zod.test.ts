@@ -76,7 +76,12 @@ const cases: CorpusCase[] = [
     allow: [...all("drift advertised a")],
     why: "the checks of a pipe after trim() see the trimmed value, and the input side advertises the pipe's input only",
   },
-  { name: "overwrite_alone", tool: toolOf("overwrite_alone", z.object({ a: z.string().trim(), b: z.string().max(5).toLowerCase() })), expect: [], why: "an overwrite with no check after it changes no verdict" },
+  {
+    name: "overwrite_alone",
+    tool: toolOf("overwrite_alone", z.object({ a: z.string().trim(), b: z.string().max(5).toLowerCase(), c: z.string().trim().transform((s) => s.length), d: z.string().trim().pipe(z.string()) })),
+    expect: [],
+    why: "an overwrite with no check after it (alone, before a transform, piped into a bare string) changes no verdict",
+  },
   { name: "transform", tool: toolOf("transform", z.object({ a: z.string().transform((s) => s.length) })), expect: [], why: "input side of a transform is its input type" },
   {
     name: "object_transform",
