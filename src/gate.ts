@@ -20,7 +20,7 @@ import { isToolError } from "./errors.js";
 import { CANCELLED, TIMED_OUT, untilSettled } from "./policy/caller-signal.js";
 import { truncate } from "./redact.js";
 import { wallClockAt } from "./wall-clock.js";
-import { _rememberPaths, declaredPath } from "./issue-paths.js";
+import { _rememberPaths, recordPaths } from "./issue-paths.js";
 import { RECORD_REFUSAL, type RefusalRecorder } from "./refusal.js";
 import type { CallRecord } from "./hooks.js";
 import type { ToolListing } from "./json-schema.js";
@@ -473,9 +473,7 @@ function verdictOf(v: unknown): unknown {
 
 /** The failure's issue paths as the record keeps them: no payload keys (src/issue-paths.ts). */
 function recordedPaths(g: ResolvedGate, name: string, failure: Failure): string[] {
-  const listing = g.listings.find((l) => l.name === name);
-  const schema = failure.code === "INVALID_OUTPUT" ? listing?.outputSchema : listing?.inputSchema;
-  return (failure.issues ?? []).map((i) => declaredPath(schema, i.path));
+  return recordPaths(g.listings.find((l) => l.name === name), failure);
 }
 
 /** Build the envelope and emit the call's record. */

@@ -117,6 +117,18 @@ function pointer(root: JsonSchema, p: string): unknown {
   return at;
 }
 
+/**
+ * A failure's issue paths as records keep them: masked by the listing's output schema for
+ * INVALID_OUTPUT, by its input schema otherwise (without a listing, by no schema).
+ */
+export function recordPaths(
+  listing: { readonly inputSchema: JsonSchema; readonly outputSchema?: JsonSchema } | undefined,
+  failure: { readonly code: string; readonly issues?: readonly { readonly path: string }[] },
+): string[] {
+  const schema = failure.code === "INVALID_OUTPUT" ? listing?.outputSchema : listing?.inputSchema;
+  return (failure.issues ?? []).map((i) => declaredPath(schema, i.path));
+}
+
 /** A failure the gate answered → its issue paths as its record has them (computed when first asked). */
 const recorded = new WeakMap<object, () => readonly string[]>();
 

@@ -12,7 +12,7 @@ import type { BreakerState } from "../policy/breaker.js";
 import type { CallOptions, Gate } from "../gate.js";
 import type { ToolFailure, ToolResult } from "../result.js";
 import { RECORD_REFUSAL, _recordRefusal, type RefusalRecorder } from "../refusal.js";
-import { declaredPath } from "../issue-paths.js";
+import { recordPaths } from "../issue-paths.js";
 import type { ToolListing } from "../json-schema.js";
 import { createRedactor, type RedactOptions, type Redactor } from "../redact.js";
 import { ToolgateConfigError } from "../errors.js";
@@ -233,14 +233,8 @@ function recordFromResult(gate: Gate, name: string, r: ToolResult, startedAt: nu
     retryable: r.ok ? false : r.retryable,
     replayed: m.replayed === true,
     startedAt,
-    ...(!r.ok && r.issues !== undefined ? { issuePaths: recordedPaths(r, listingOf(m.tool)) } : {}),
+    ...(!r.ok && r.issues !== undefined ? { issuePaths: recordPaths(listingOf(m.tool), r) } : {}),
   };
-}
-
-/** Issue paths without payload keys, as the gate's own record has them (src/issue-paths.ts). */
-function recordedPaths(r: ToolFailure, listing: ToolListing | undefined): string[] {
-  const schema = r.code === "INVALID_OUTPUT" ? listing?.outputSchema : listing?.inputSchema;
-  return (r.issues ?? []).map((i) => declaredPath(schema, i.path));
 }
 
 function thrownRecord(name: unknown, startedAt: number, end: number): CallRecord {
