@@ -118,6 +118,8 @@ export function _createMcpServer(gate: Gate, options: McpServerOptions, hooks: _
   const { before, success } = hooks;
   const principalOf = options.principal?.bind(options);
 
+  // A refusal made here is recorded as the gate records a call (src/refusal.ts), then answered.
+  const answerRefusal = async (failure: ToolFailure): Promise<McpToolResult> => toCallToolResult(await _recordRefusal(gate, failure), false);
   const answer: CallAnswer = async (params, info) => {
     const { name, arguments: rawArgs, _meta: requestMeta } = readParams(params);
     const callId = info.sessionId === undefined ? String(info.id) : `${info.sessionId}:${String(info.id)}`;
@@ -125,11 +127,11 @@ export function _createMcpServer(gate: Gate, options: McpServerOptions, hooks: _
     let args: unknown = rawArgs ?? {};
     if (before !== undefined) {
       const refused = before(name, callId);
-      if (refused !== undefined) return toCallToolResult(await _recordRefusal(gate, refused), false);
+      if (refused !== undefined) return answerRefusal(refused);
     }
     // An unknown name goes to the gate as it is: it answers (and records) UNKNOWN_TOOL first.
     const tool = gate.tool(name);
-    if (tool !== undefined && isRecord(args) && Object.hasOwn(args, "_meta")) return toCallToolResult(await _recordRefusal(gate, reservedMeta(tool, name, callId)), false);
+    if (tool !== undefined && isRecord(args) && Object.hasOwn(args, "_meta")) return answerRefusal(refusedBefore(tool, name, callId, "reserved_meta"));
     if (requestMeta !== undefined) {
       const key = requestMeta[IDEMPOTENCY_META_KEY];
       if (typeof key === "string") opts.idempotencyKey = key;
@@ -142,7 +144,7 @@ export function _createMcpServer(gate: Gate, options: McpServerOptions, hooks: _
       } catch (e) {
         // Fail closed, and never show the hook's message (a lookup error can carry a connection string).
         report(new Error(`principal hook threw for ${JSON.stringify(name)}: ${e instanceof Error ? e.message : String(e)}`));
-        return toCallToolResult(await _recordRefusal(gate, principalFailed(tool, name, callId)), false);
+        return answerRefusal(refusedBefore(tool, name, callId, "principal"));
       }
       if (p !== undefined) opts.principal = p;
     }
@@ -186,30 +188,15 @@ export function _createMcpServer(gate: Gate, options: McpServerOptions, hooks: _
 }
 
 const PRINCIPAL_FAILED = "The caller could not be identified; the call was refused";
+const INVALID_INPUT = "Arguments do not match the tool's input schema; fix the listed fields";
 
-/** The `principal` hook threw: DENIED before the gate (nothing ran), with a fixed message. */
-function principalFailed(tool: AnyTool, name: string, callId: string): ToolFailure {
-  const failure: ToolFailure = {
-    ok: false,
-    code: "DENIED",
-    message: PRINCIPAL_FAILED,
-    retryable: false,
-    effect: "none",
-    meta: { tool: name, version: tool.version, callId, attempts: 0, durationMs: 0 },
-  };
-  return failure;
-}
-
-/** Arguments that carry the reserved `_meta` key: INVALID_INPUT before the gate, which would take them for the envelope. */
-function reservedMeta(tool: AnyTool, name: string, callId: string): ToolFailure {
-  const failure: ToolFailure = {
-    ok: false,
-    code: "INVALID_INPUT",
-    message: "Arguments do not match the tool's input schema; fix the listed fields",
-    issues: [{ path: "_meta", code: "reserved_key", message: RESERVED_META }],
-    retryable: false,
-    effect: "none",
-    meta: { tool: name, version: tool.version, callId, attempts: 0, durationMs: 0 },
-  };
-  return failure;
+/**
+ * A call refused before the gate (nothing ran): the `principal` hook threw (DENIED, fixed message),
+ * or the arguments carry the reserved `_meta` key (INVALID_INPUT; the gate would take it for the envelope).
+ */
+function refusedBefore(tool: AnyTool, name: string, callId: string, why: "principal" | "reserved_meta"): ToolFailure {
+  const meta = { tool: name, version: tool.version, callId, attempts: 0, durationMs: 0 };
+  if (why === "principal") return { ok: false, code: "DENIED", message: PRINCIPAL_FAILED, retryable: false, effect: "none", meta };
+  const issues = [{ path: "_meta", code: "reserved_key", message: RESERVED_META }];
+  return { ok: false, code: "INVALID_INPUT", message: INVALID_INPUT, issues, retryable: false, effect: "none", meta };
 }
