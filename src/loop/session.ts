@@ -192,8 +192,7 @@ class Session implements LoopSession {
     const repair = this.#pending.get(call.tool);
     // Another call of the turn that asked for the repair (answered one after another) is not the
     // repair: the model has not seen the failure yet.
-    const sameTurn = repair !== undefined && this.#turnsBegun && repair.turn === this.#turns && repair.shared < MAX_SHARED;
-    if (this.o.requireFieldChange && repair !== undefined && !sameTurn && repair.paths.length > 0 && !repair.paths.includes("")) {
+    if (this.o.requireFieldChange && repair !== undefined && !this.#sameTurn(repair, undefined) && repair.paths.length > 0 && !repair.paths.includes("")) {
       const now = argsValue(call.args);
       if (now.parsed && repair.paths.every((p) => same(valueAt(repair.args, p), valueAt(now.value, p)))) {
         const facts = { code: "INVALID_INPUT" as const, effect: "none" as const, issues: repair.paths.map((path) => ({ path, code: "unchanged", message: "" })) };
@@ -266,12 +265,8 @@ class Session implements LoopSession {
     const slot = code === "UNKNOWN_TOOL" ? UNKNOWN : call.tool;
     const prev = this.#pending.get(slot);
     // Calls the model made in one turn (parallel tool calls) share one repair: the model has not
-    // had a chance to fix anything yet. The same turn is known from `beginTurn`, or, without it,
-    // from the order of events (this call was admitted before the earlier failure was seen).
-    const sameTurn =
-      prev !== undefined &&
-      prev.shared < MAX_SHARED &&
-      ((this.#turnsBegun && prev.turn === this.#turns) || (admittedAt !== undefined && admittedAt < prev.observedAt));
+    // had a chance to fix anything yet.
+    const sameTurn = prev !== undefined && this.#sameTurn(prev, admittedAt);
     const used = sameTurn ? prev.used - 1 : (prev?.used ?? 0);
     if (used >= this.o.repairBudget) {
       this.#pending.delete(slot);
@@ -289,6 +284,16 @@ class Session implements LoopSession {
     });
     const reason = code === "UNKNOWN_TOOL" ? "unknown_tool" : "invalid_input";
     return this.#emit<RepairDecision>({ action: "repair", reason, message: LOOP_MESSAGES[reason], ...at, code, issues: r.issues ?? [], repairsLeft: this.o.repairBudget - used - 1 });
+  }
+
+  /**
+   * A call belongs to the model turn of the failure that asked for `repair` (and may share it, up to
+   * {@link MAX_SHARED}): known from `beginTurn`, or without it from the order of events (the call,
+   * admitted at `admittedAt`, was admitted before that failure was seen).
+   */
+  #sameTurn(repair: PendingRepair, admittedAt: number | undefined): boolean {
+    if (repair.shared >= MAX_SHARED) return false;
+    return (this.#turnsBegun && repair.turn === this.#turns) || (admittedAt !== undefined && admittedAt < repair.observedAt);
   }
 
   #retryLater(call: ProposedCall, at: At, r: ToolFailure): StopDecision {
