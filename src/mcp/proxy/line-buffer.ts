@@ -1,7 +1,8 @@
 /**
  * The stdio upstream's line reader, in place of the SDK's `ReadBuffer` on a
  * `StdioClientTransport`. It reads and checks lines exactly as the SDK does (JSON, then the SDK's
- * `JSONRPCMessageSchema`; same size limit and the same error text for an oversized message), with
+ * `JSONRPCMessageSchema`, whose pass is skipped only for a plain result answer it is known to accept
+ * ({@link isPlainResultAnswer}); same size limit and the same error text for an oversized message), with
  * one addition: a line that is JSON but not valid JSON-RPC and carries an id of the proxy's own
  * request lane (`"toolgate:<n>"`, see ./request-lane.ts) is reported as an
  * {@link InvalidAnswerError} naming that id, so the lane rejects that call at once instead of
@@ -66,6 +67,7 @@ class LineBuffer implements Reader {
     // into the next chunk.
     this.#buffer = index + 1 === b.length ? undefined : b.subarray(index + 1);
     const value: unknown = JSON.parse(line); // a SyntaxError, as the SDK's reader throws
+    if (isPlainResultAnswer(value)) return value;
     const r = JSONRPCMessageSchema.safeParse(value);
     if (r.success) return r.data;
     if (isRecord(value) && typeof value.id === "string" && value.id.startsWith(LANE_ID_PREFIX) && !("method" in value)) {
@@ -77,6 +79,23 @@ class LineBuffer implements Reader {
   clear(): void {
     this.#buffer = undefined;
   }
+}
+
+/**
+ * True for the answer a call usually gets: exactly `jsonrpc: "2.0"`, a string `id` and a `result`
+ * object without `_meta`. The SDK's `JSONRPCMessageSchema` accepts every such value as it is (a
+ * strict result response whose loose result has only its optional `_meta` to check), so the zod
+ * pass is skipped for it; anything else, `_meta` included, still takes that pass.
+ */
+export function isPlainResultAnswer(v: unknown): v is JSONRPCMessage {
+  if (!isRecord(v) || v.jsonrpc !== "2.0" || typeof v.id !== "string" || !isRecord(v.result) || Object.hasOwn(v.result, "_meta")) return false;
+  let keys = 0;
+  for (const k in v) {
+    if (!Object.hasOwn(v, k)) continue;
+    if (k !== "jsonrpc" && k !== "id" && k !== "result") return false;
+    keys++;
+  }
+  return keys === 3;
 }
 
 /**

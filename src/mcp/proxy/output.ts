@@ -20,12 +20,34 @@ function shapeProblem(v: unknown): StandardSchemaV1.Issue | undefined {
   }
   if (v.structuredContent !== undefined && !isRecord(v.structuredContent)) return { message: "structuredContent must be an object", path: ["structuredContent"] };
   // Every content block must be one the spec defines, or the client would refuse the whole answer.
+  if (isPlainTextResult(v)) return undefined;
   const r = CallToolResultSchema.safeParse(v);
   if (!r.success) {
     const first = r.error.issues[0];
     return { message: "The upstream result is not a valid MCP tool result", path: (first?.path ?? []).map(String) };
   }
   return undefined;
+}
+
+/**
+ * True for the result most tools answer: only `content` (blocks of exactly `type: "text"` and a
+ * string `text`), `structuredContent` (an object) and a boolean `isError`. The SDK's
+ * `CallToolResultSchema` accepts every such value, so its zod pass is skipped; anything else
+ * (`_meta`, annotations, other block types or fields) still takes it.
+ */
+export function isPlainTextResult(v: Record<string, unknown>): boolean {
+  for (const k in v) {
+    if (!Object.hasOwn(v, k)) continue;
+    if (k === "content") continue;
+    if (k === "structuredContent" ? !isRecord(v.structuredContent) : k !== "isError" || typeof v.isError !== "boolean") return false;
+  }
+  const content = v.content;
+  if (!Array.isArray(content)) return false;
+  for (const c of content as unknown[]) {
+    if (!isRecord(c) || c.type !== "text" || typeof c.text !== "string") return false;
+    for (const k in c) if (Object.hasOwn(c, k) && k !== "type" && k !== "text") return false;
+  }
+  return true;
 }
 
 /** Build the output Standard Schema of one upstream tool. */

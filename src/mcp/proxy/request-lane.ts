@@ -1,7 +1,7 @@
 /**
  * The proxy's `tools/call` requests to its upstream, sent straight on the client transport. The
  * SDK `Client` still owns the connection (initialize, tools/list, notifications, its own
- * requests); a call only needs an id, a pending entry, a timer and the answer, so it skips the
+ * requests); a call only needs an id, a pending entry, a deadline and the answer, so it skips the
  * SDK's per-request work (its AbortSignal wiring, progress and task bookkeeping, a zod pass over
  * the result). Ids are strings in toolgate's own namespace, so they never meet the SDK's numbers.
  *
@@ -17,7 +17,7 @@
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import type { AbortSource } from "../../attempt.js";
-import { MAX_TIMER_MS } from "../../policy/deadline.js";
+import { MAX_TIMER_MS, scheduleDeadline, type DeadlineHandle } from "../../policy/deadline.js";
 import { isRecord } from "../_record.js";
 import { UpstreamError } from "./upstream-error.js";
 import { InvalidAnswerError, LANE_ID_PREFIX } from "./line-buffer.js";
@@ -35,7 +35,8 @@ export interface RequestLane {
 interface Pending {
   readonly resolve: (r: Record<string, unknown>) => void;
   readonly reject: (e: unknown) => void;
-  readonly timer: NodeJS.Timeout;
+  /** On the shared deadline queue (src/policy/deadline.ts): no timer object per call. */
+  readonly deadline: DeadlineHandle;
   /** The caller's signal while it is listened to. */
   readonly signal: AbortSignal | undefined;
   readonly onAbort: () => void;
@@ -61,7 +62,7 @@ export function openRequestLane(transport: Transport): RequestLane | undefined {
     const p = pending.get(id);
     if (p === undefined) return undefined;
     pending.delete(id);
-    clearTimeout(p.timer);
+    p.deadline.cancel();
     p.signal?.removeEventListener("abort", p.onAbort);
     return p;
   };
@@ -113,12 +114,14 @@ export function openRequestLane(transport: Transport): RequestLane | undefined {
           reject(reason);
         };
         const onAbort = (): void => aborted(signal?.reason);
-        const timer = setTimeout(() => {
-          if (finish(id) === undefined) return;
-          cancelUpstream(id, "timeout");
-          reject(new UpstreamError("timeout", "upstream did not answer in time"));
-        }, Math.min(timeoutMs, MAX_TIMER_MS));
-        pending.set(id, { resolve, reject, timer, signal, onAbort });
+        const deadline = scheduleDeadline(Math.min(timeoutMs, MAX_TIMER_MS), {
+          onDeadline: () => {
+            if (finish(id) === undefined) return;
+            cancelUpstream(id, "timeout");
+            reject(new UpstreamError("timeout", "upstream did not answer in time"));
+          },
+        });
+        pending.set(id, { resolve, reject, deadline, signal, onAbort });
         if (signal !== undefined) signal.addEventListener("abort", onAbort);
         else (abort as AbortSource)(aborted); // may call `aborted` at once: then nothing is sent
         if (!pending.has(id)) return;

@@ -256,9 +256,10 @@ export function createUpstream(spec: UpstreamSpec, options: UpstreamOptions = {}
       const why = errorText(last);
       throw new UpstreamError("unavailable", `upstream ${describe(spec)} did not start after ${startAttempts} attempts: ${why}`);
     },
-    async call(name, args, meta, signal, timeoutMs) {
+    // Not async: the lane's promise is handed back as it is, without an async function's extra turns.
+    call(name, args, meta, signal, timeoutMs) {
       const c = client;
-      if (c === undefined || state !== "up") throw new UpstreamError("unavailable", "upstream is not connected", Math.max(1, nextAttemptAt - Date.now()));
+      if (c === undefined || state !== "up") return Promise.reject(new UpstreamError("unavailable", "upstream is not connected", Math.max(1, nextAttemptAt - Date.now())));
       const params: Record<string, unknown> = { name, arguments: args };
       if (meta !== undefined && Object.keys(meta).length > 0) params._meta = meta;
       // A second or so past the gate's own timeout: the gate decides; this only stops an orphaned wait.
