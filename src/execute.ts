@@ -7,7 +7,7 @@
 import { _fail, type Failure } from "./result.js";
 import type { AnyTool } from "./tool.js";
 import { runAttempt, startAttempt, type AttemptResult, type CallScope } from "./attempt.js";
-import { classifyError, type Classified } from "./policy/classify.js";
+import { answeredByService, classifyError, type Classified } from "./policy/classify.js";
 import { fullJitter } from "./policy/backoff.js";
 import { sleep } from "./policy/deadline.js";
 import { untilSettled } from "./policy/caller-signal.js";
@@ -275,7 +275,8 @@ async function attemptsFrom(
       if (r.kind === "value") return succeeded(rt, scope, env, attempt, r.value, started);
       const c: Classified | undefined = r.kind === "threw" ? classifyError(r.error, tool.classify?.bind(tool)) : undefined;
       const kind = c?.kind ?? r.kind;
-      if (kind === "transient" || kind === "timeout" || kind === "permanent") rt.breaker?.failure(Date.now());
+      // Down: a transient failure, a timeout, an unclassified error. A 4xx answer, a reject or a denial: up.
+      if (kind === "transient" || kind === "timeout" || (kind === "permanent" && !(r.kind === "threw" && answeredByService(r.error)))) rt.breaker?.failure(Date.now());
       else if (kind === "cancelled") {
         if (probe) rt.breaker?.release(); // no verdict on the service: the next call may probe
       }

@@ -10,7 +10,7 @@ import { _checkRetry, isTool, type AnyTool, type Principal, type ToolEffect } fr
 import type { AttemptEvent, ToolRuntime } from "./execute.js";
 import { createRetryBudget, UNLIMITED_BUDGET, type RetryBudget, type RetryBudgetOptions } from "./policy/budget.js";
 import { createBreaker, type BreakerOptions, type BreakerState } from "./policy/breaker.js";
-import { safeHook, warnOnceOnHookError, type CallRecord, type HookErrorHandler } from "./hooks.js";
+import { guardHandler, safeHook, warnOnceOnHookError, type CallRecord, type HookErrorHandler } from "./hooks.js";
 import { listingFor, type ToolListing } from "./json-schema.js";
 import { compileUnknownKeyCheck, type UnknownKeyCheck } from "./unknown-keys.js";
 import { compileFastInput, compileFastOutput } from "./fast-path.js";
@@ -58,7 +58,7 @@ export interface GateOptions<T extends readonly AnyTool[] = readonly AnyTool[]> 
   readonly breaker?: BreakerOptions | false;
   /** Per-attempt timeout for tools without their own, ms. Default 30,000. */
   readonly timeoutMs?: number;
-  /** Max concurrent executions per tool for tools without their own. Default 64. */
+  /** Max attempts the gate is waiting for, per tool, for tools without their own. Default 64. An attempt that timed out or was cancelled stops counting even if the tool keeps running. */
   readonly concurrency?: number;
   /** Secret patterns scrubbed from every message and record. */
   readonly redact?: RedactOptions;
@@ -77,7 +77,7 @@ export interface GateOptions<T extends readonly AnyTool[] = readonly AnyTool[]> 
   onAttempt?(event: AttemptEvent): unknown;
   /** Breaker state changes, per tool. */
   onBreakerChange?(event: { readonly tool: string; readonly state: BreakerState }): unknown;
-  /** Where hook failures go. Default: one process warning per hook. */
+  /** Where hook failures go. Default: one process warning per hook. What this handler throws or rejects with is dropped. */
   onHookError?: HookErrorHandler;
   /** Random source for backoff jitter, in [0, 1). Default `Math.random`. */
   random?(): number;
@@ -145,7 +145,8 @@ export function resolveGate(o: GateOptions): ResolvedGate {
       bad("E_GATE_LEDGER", "ledger must come from memoryLedger(), sqliteLedger() or postgresLedger() (toolgate/ledger)");
     }
   }
-  const onHookError = o.onHookError ?? warnOnceOnHookError;
+  // Guarded once here: the gate and the ledger steps call it directly, and it must never throw into a call.
+  const onHookError = guardHandler(o.onHookError ?? warnOnceOnHookError);
   const onBreaker = safeHook("onBreakerChange", o.onBreakerChange?.bind(o), onHookError);
 
   const runtimes = new Map<string, ToolRuntime>();

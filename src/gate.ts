@@ -365,7 +365,11 @@ function judged(g: ResolvedGate, tool: AnyTool, input: unknown, value: unknown, 
   const toDone = (verdict: unknown): Done => {
     if (verdict === undefined) return { ok: true, data: out.value };
     if (verdict === "threw") return { ok: false, failure: _fail("FAILED", MSG.checkFailed, false, writeEffect), checked: true };
-    return { ok: false, failure: failureFor(classifyError(verdict, undefined), tool.effect, g.redact), checked: true };
+    const c = classifyError(verdict, undefined);
+    // A write that answered a valid output ran: only a reject (which may say what landed) is its own
+    // answer; any other verdict (denied, transient…) cannot make it "none" or worth a retry.
+    if (tool.effect === "write" && c.kind !== "rejected") return { ok: false, failure: _fail("FAILED", MSG.checkFailed, false, "applied"), checked: true };
+    return { ok: false, failure: failureFor(c, tool.effect, g.redact), checked: true };
   };
   const verdict = businessCheck(tool, out.value, input);
   return verdict instanceof Promise ? verdict.then(toDone) : toDone(verdict);

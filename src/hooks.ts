@@ -46,15 +46,33 @@ export const warnOnceOnHookError: HookErrorHandler = (hook) => {
   process.emitWarning(`toolgate: the ${hook} hook threw; its result was ignored`, { code: "TOOLGATE_HOOK" });
 };
 
+/**
+ * The user's error handler, made safe to call anywhere: it is the last resort, so what it throws
+ * or rejects with is dropped (nothing is left to report it to), and a call's result never depends on it.
+ */
+export function guardHandler(handler: HookErrorHandler): HookErrorHandler {
+  return (hook, error) => {
+    try {
+      const r: unknown = handler(hook, error);
+      if (isThenable(r)) r.then(undefined, () => undefined);
+    } catch {
+      // dropped: see above
+    }
+  };
+}
+
+function isThenable(r: unknown): r is PromiseLike<unknown> {
+  return typeof r === "object" && r !== null && typeof (r as { then?: unknown }).then === "function";
+}
+
 /** Wrap a fire-and-forget hook so it never throws and rejections are reported. */
-export function safeHook<A>(name: string, fn: ((a: A) => unknown) | undefined, onError: HookErrorHandler): ((a: A) => void) | undefined {
+export function safeHook<A>(name: string, fn: ((a: A) => unknown) | undefined, handler: HookErrorHandler): ((a: A) => void) | undefined {
   if (fn === undefined) return undefined;
+  const onError = guardHandler(handler);
   return (a: A) => {
     try {
       const r = fn(a);
-      if (typeof r === "object" && r !== null && typeof (r as { then?: unknown }).then === "function") {
-        (r as Promise<unknown>).then(undefined, (e: unknown) => onError(name, e));
-      }
+      if (isThenable(r)) r.then(undefined, (e: unknown) => onError(name, e));
     } catch (e) {
       onError(name, e);
     }

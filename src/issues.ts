@@ -61,6 +61,7 @@ export function toSafeIssues(
   redact: Redactor,
 ): Issue[] {
   const out: Issue[] = [];
+  issues = perKey(issues);
   const n = Math.min(issues.length, MAX_ISSUES);
   for (let i = 0; i < n; i++) {
     const issue = issues[i]!;
@@ -81,6 +82,27 @@ export function toSafeIssues(
     };
   }
   return out;
+}
+
+/**
+ * Zod's `unrecognized_keys` issue names the keys in its message (`Unrecognized key: "…"`), and on
+ * the output side those keys are the service's data. Each key becomes an issue of its own, as the
+ * gate's own unknown-key check and the proxy's Ajv mapping report it: the key in the path (where
+ * the records mask it), a fixed message.
+ */
+function perKey(issues: ReadonlyArray<StandardSchemaV1.Issue>): ReadonlyArray<StandardSchemaV1.Issue> {
+  if (!issues.some(isUnrecognizedKeys)) return issues;
+  const out: StandardSchemaV1.Issue[] = [];
+  for (const i of issues) {
+    if (!isUnrecognizedKeys(i)) out.push(i);
+    else for (const key of i.keys) out.push({ code: "unrecognized_key", message: "Unknown field", path: [...(i.path ?? []), key] } as StandardSchemaV1.Issue);
+  }
+  return out;
+}
+
+function isUnrecognizedKeys(i: StandardSchemaV1.Issue): i is StandardSchemaV1.Issue & { keys: readonly string[] } {
+  const { code, keys } = i as { code?: unknown; keys?: unknown };
+  return code === "unrecognized_keys" && Array.isArray(keys) && keys.length > 0 && keys.every((k) => typeof k === "string");
 }
 
 /** Build one issue from parts the gate wrote itself (already safe), bounding the path. */

@@ -26,7 +26,8 @@ export const DEFAULT_SECRET_PATTERNS: readonly RegExp[] = Object.freeze([
   /\bBearer\s+[A-Za-z0-9._~+/-]{8,}=*/gi, // bearer tokens
   /\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g, // JWT
   /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)/g,
-  /\b(?:api[_-]?key|secret|password|passwd|token)\s*[:=]\s*["']?[^\s"',;]{6,}/gi, // key=value
+  // key=value, key: value, "key":"value": also inside longer names (access_token, client_secret, DB_PASSWORD)
+  /(?:api[_-]?key|secret|password|passwd|token)["']?\s*[:=]\s*["']?[^\s"',;]{6,}/gi,
 ]);
 
 /**
@@ -65,7 +66,11 @@ export function createRedactor(options: RedactOptions = {}): Redactor {
   };
 }
 
-/** Cut a string to at most `max` characters, marking the cut. */
+/** Cut a string to at most `max` characters, marking the cut; never between the two halves of a surrogate pair. */
 export function truncate(text: string, max: number): string {
-  return text.length <= max ? text : text.slice(0, Math.max(0, max - 1)) + "…";
+  if (text.length <= max) return text;
+  let end = Math.max(0, max - 1);
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--; // a high surrogate whose low half would be cut off
+  return text.slice(0, end) + "…";
 }

@@ -92,7 +92,7 @@ export interface ToolDefinition<
   readonly retry?: RetryOverrides | false;
   /** How to refuse unknown keys: `reject` (default) or `strip` (drop silently). */
   readonly unknownKeys?: "reject" | "strip";
-  /** Max concurrent executions; further calls answer RETRYABLE. Default: the gate's (64). */
+  /** Max attempts the gate is waiting for; further calls answer RETRYABLE. Default: the gate's (64). A timed-out or cancelled attempt stops counting, even if it ignores `ctx.signal`. */
   readonly concurrency?: number;
   /** A person must approve: `true`, or a predicate on the validated input. */
   readonly approval?: boolean | ApprovalPredicate<StandardSchemaV1.InferOutput<I>>;
@@ -119,7 +119,11 @@ export interface ToolDefinition<
   ): ReconcileVerdict<StandardSchemaV1.InferInput<O>> | Promise<ReconcileVerdict<StandardSchemaV1.InferInput<O>>>;
   /** Map a thrown error to a kind; `undefined` falls back to the default classifier. */
   classify?(error: unknown): Classification;
-  /** Business rules on a valid output: return `reject(...)` to answer REJECTED. */
+  /**
+   * Business rules on a valid output: return `reject(...)` to answer REJECTED (on a write,
+   * `reject(msg, { effect })` says what landed; default `none`). On a write any other verdict is
+   * FAILED with effect `applied`: the write ran.
+   */
   check?(
     output: StandardSchemaV1.InferOutput<O>,
     input: StandardSchemaV1.InferOutput<I>,

@@ -73,8 +73,8 @@ export function untilSettled<T>(p: Promise<T>, signal: AbortSignal | undefined, 
     };
     if (signal !== undefined) watch(signal, w);
     if (timeoutMs !== undefined) {
+      // Ref'd: cleared as soon as `p` settles, and a wait on a promise that holds no handle must still end.
       timer = setTimeout(() => end(TIMED_OUT), Math.min(timeoutMs, 2 ** 31 - 1));
-      timer.unref?.(); // like the deadline queue's timers: the work waited for holds the process, not the wait
     }
     p.then(
       (v) => end(v),

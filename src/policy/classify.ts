@@ -56,6 +56,20 @@ export function defaultClassify(error: unknown): Classified {
   return { kind: "permanent" };
 }
 
+/**
+ * True when a permanent error is an HTTP client error (a numeric `status` or `statusCode` of 400–499):
+ * the service answered, so the breaker hears it as up. A model that asks for unknown ids must not
+ * open the circuit for every caller. Never throws.
+ */
+export function answeredByService(error: unknown): boolean {
+  try {
+    const status = field(error, "status") ?? field(error, "statusCode");
+    return typeof status === "number" && status >= 400 && status < 500;
+  } catch {
+    return false;
+  }
+}
+
 const KINDS = new Set<string>(["transient", "denied", "rejected", "permanent"]);
 
 /** A usable `retryAfterMs`: finite and not negative (NaN would disable retries and reach the envelope as null). */

@@ -2,8 +2,10 @@
  * Cheap timeouts for the hot path. A `setTimeout` per call costs about as much as validating a
  * small payload; calls that share a timeout length finish roughly in order, so one queue per
  * length (a doubly linked list) with one armed timer gives O(1) add and cancel. Uses the global timer functions at call
- * time, so fake timers in tests apply (with `performance` faked too, as vitest and Jest do by default). Timers are unref'd: a pending deadline never holds the
- * process open by itself (the work it guards does, through its own sockets and handles).
+ * time, so fake timers in tests apply (with `performance` faked too, as vitest and Jest do by default). Timers are unref'd, so a
+ * finished call's armed timer never holds the process open; when the process would exit with
+ * deadlines still waiting (a tool awaiting a promise that holds no handle), they hold it until
+ * they pass, so every call still answers.
  * @module
  */
 import { unwatch, watch, type SignalWatcher } from "./caller-signal.js";
@@ -18,7 +20,7 @@ export interface DeadlineHandle {
   cancel(): void;
 }
 
-type Timer = { unref?: () => unknown };
+type Timer = { unref?: () => unknown; ref?: () => unknown };
 
 /** The longest delay `setTimeout` takes, ms; a longer one fires at once. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -85,6 +87,15 @@ class DeadlineQueue {
     this.size--;
   }
 
+  /**
+   * The process is about to exit with deadlines still waiting: their work holds no handle (a tool
+   * awaiting a promise nothing will settle). Hold the process until the first of them passes, so
+   * the call answers with its timeout instead of never.
+   */
+  holdIfWaiting(): void {
+    if (this.size > 0) this.timer?.ref?.();
+  }
+
   private arm(delay: number): void {
     // A deadline further away than setTimeout can wait re-arms when that much has passed.
     this.timer = setTimeout(() => this.onTimer(), Math.min(MAX_TIMER_MS, Math.max(1, delay))) as unknown as Timer;
@@ -116,11 +127,17 @@ function queueFor(ms: number): DeadlineQueue {
   if (last !== undefined && last.ms === ms) return last;
   let q = queues.get(ms);
   if (q === undefined) {
+    if (queues.size === 0 && typeof process === "object" && typeof process.on === "function") process.on("beforeExit", holdWaiting);
     q = new DeadlineQueue(ms);
     queues.set(ms, q);
   }
   last = q;
   return q;
+}
+
+/** `beforeExit`: see {@link DeadlineQueue.holdIfWaiting}. Unref'd timers cost nothing per call; this costs nothing until the process would exit. */
+function holdWaiting(): void {
+  for (const q of queues.values()) q.holdIfWaiting();
 }
 
 /** @internal Deadlines waiting in the queue of `ms`-long deadlines (a test of the unlinking). */

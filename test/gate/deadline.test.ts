@@ -1,4 +1,6 @@
 /** The deadline queues (src/policy/deadline.ts): exact firing, and a list that holds the live deadlines only. */
+import { spawnSync } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { createGate, defineTool } from "../../src/index.js";
@@ -87,5 +89,16 @@ describe("deadlines through the gate", () => {
     expect(_queuedDeadlines(TIMEOUT)).toBe(1);
     expect(await hanging).toMatchObject({ ok: false, code: "RETRYABLE", message: expect.stringMatching(/timed out/) });
     expect(Date.now() - t0).toBeGreaterThanOrEqual(TIMEOUT - 5);
+  });
+});
+
+describe("a deadline whose work holds no handle", () => {
+  it("still answers before the process exits: the attempt's timeout, and an async check's bound", () => {
+    const script = fileURLToPath(new URL("../fixtures/gate/hanging-tool.ts", import.meta.url));
+    const run = (where: string) => spawnSync(process.execPath, ["--import", "tsx", script, where], { encoding: "utf8", timeout: 20_000 });
+    const execute = run("execute");
+    expect([execute.status, JSON.parse(execute.stdout || "null")]).toEqual([0, { code: "RETRYABLE", message: "The tool timed out; try again later" }]);
+    const check = run("check");
+    expect([check.status, (JSON.parse(check.stdout || "null") as { code?: string } | null)?.code]).toEqual([0, "FAILED"]);
   });
 });

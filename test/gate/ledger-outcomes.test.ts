@@ -245,12 +245,13 @@ describe("the gate and its ledger", () => {
     expect(again.meta.replayed).toBeUndefined();
   });
 
-  it("a business check's verdict on a write (DENIED included) keeps the key: the tool ran and answered", async () => {
+  it("a business check's verdict on a write (a denial included) keeps the key: the tool ran and answered", async () => {
     let runs = 0;
     const tool = defineTool({ ...base, name: "pay", execute: () => ({ id: `p${++runs}` }), check: () => denied("account frozen") });
     const gate = createGate({ tools: [tool], ledger: memoryLedger() });
-    expect(await gate.call("pay", { amount: 1 }, { idempotencyKey: "k" })).toMatchObject({ ok: false, code: "DENIED" });
-    expect(await gate.call("pay", { amount: 1 }, { idempotencyKey: "k" })).toMatchObject({ ok: false, code: "DENIED", meta: { replayed: true } });
+    // The write ran: a denial after it cannot say "nothing happened".
+    expect(await gate.call("pay", { amount: 1 }, { idempotencyKey: "k" })).toMatchObject({ ok: false, code: "FAILED", effect: "applied" });
+    expect(await gate.call("pay", { amount: 1 }, { idempotencyKey: "k" })).toMatchObject({ ok: false, code: "FAILED", effect: "applied", meta: { replayed: true } });
     expect(runs).toBe(1);
   });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createGate, defineTool } from "../../src/index.js";
+import { createGate, defineTool, denied, reject, transient } from "../../src/index.js";
 import { ordersGate, stable } from "./helpers.js";
 
 function withOutput(value: unknown, output: z.ZodType = z.object({ found: z.boolean(), orders: z.array(z.object({ id: z.string(), status: z.enum(["pending", "paid", "cancelled"]) })) })) {
@@ -55,7 +55,18 @@ describe("output that breaks the contract is INVALID_OUTPUT, never success", () 
 
   it("extra field when the output schema is strict", async () => {
     const r = await withOutput({ ok: true, secret: "x" }, z.strictObject({ ok: z.boolean() })).call("t", {});
-    expect(r.ok ? null : [r.code, r.issues?.[0]?.code]).toEqual(["INVALID_OUTPUT", "unrecognized_keys"]);
+    expect(r.ok ? null : [r.code, r.issues]).toEqual(["INVALID_OUTPUT", [{ path: "secret", code: "unrecognized_key", message: "Unknown field" }]]);
+  });
+
+  it("unknown keys are named in paths only, one issue each: never in a message (on output they are the service's data)", async () => {
+    const out = await withOutput({ ok: true, "alice@example.com": 1, b: 2 }, z.strictObject({ ok: z.boolean() })).call("t", {});
+    expect(out.ok ? null : out.issues).toEqual([
+      { path: "alice@example.com", code: "unrecognized_key", message: "Unknown field" },
+      { path: "b", code: "unrecognized_key", message: "Unknown field" },
+    ]);
+    const t = defineTool({ name: "s", version: "1", description: "d", input: z.strictObject({ a: z.object({ b: z.string() }).strict() }), output: z.object({}), effect: "read", execute: () => ({}) });
+    const inp = await createGate({ tools: [t] }).call("s", { a: { b: "x", c: 1 } });
+    expect(inp.ok ? null : inp.issues).toEqual([{ path: "a.c", code: "unrecognized_key", message: "Unknown field" }]);
   });
 
   it("extra fields are dropped, never leaked, when the output schema strips", async () => {
@@ -144,5 +155,21 @@ describe("business check", () => {
     });
     const r = await createGate({ tools: [t] }).call("w", {});
     expect(r.ok ? null : [r.code, r.effect, r.message]).toEqual(["FAILED", "applied", "The tool's business check failed"]);
+  });
+
+  it("on a write that ran, a verdict other than reject is FAILED with the effect applied, never DENIED/none or retryable", async () => {
+    const verdicts = { denied: denied("not allowed"), transient: transient("busy"), rejected: reject("declined", { effect: "applied" }) };
+    const seen: Record<string, unknown> = {};
+    for (const [name, verdict] of Object.entries(verdicts)) {
+      let writes = 0;
+      const t = defineTool({ name: "w", version: "1", description: "d", input: z.object({}), output: z.object({ id: z.string() }), effect: "write", execute: () => (writes++, { id: "x" }), check: () => verdict });
+      const r = await createGate({ tools: [t] }).call("w", {});
+      seen[name] = [writes, ...(r.ok ? [] : [r.code, r.effect, r.retryable])];
+    }
+    expect(seen).toEqual({ denied: [1, "FAILED", "applied", false], transient: [1, "FAILED", "applied", false], rejected: [1, "REJECTED", "applied", false] });
+    // A read's verdict keeps its own code: nothing was applied.
+    const read = defineTool({ name: "r", version: "1", description: "d", input: z.object({}), output: z.object({ id: z.string() }), effect: "read", execute: () => ({ id: "x" }), check: () => denied("not yours") });
+    const r = await createGate({ tools: [read] }).call("r", {});
+    expect(r.ok ? null : [r.code, r.effect]).toEqual(["DENIED", "none"]);
   });
 });

@@ -284,6 +284,26 @@ describe("load shedding against an always-failing dependency (1,000 calls)", () 
     expect(probe.ok).toBe(true);
     expect((await gate.call("flaky", {})).ok).toBe(true);
   });
+
+  it("a 4xx answer is the service up: unknown ids do not open the circuit; unclassified errors do", async () => {
+    const notFound = () => Object.assign(new Error("no such order"), { status: 404 });
+    const { tool } = flaky(5, "read", notFound);
+    const changes: string[] = [];
+    const gate = createGate({ tools: [tool], retry: { attempts: 1 }, breaker: { threshold: 3, halfOpenAfterMs: 60_000 }, onBreakerChange: (e) => void changes.push(e.state) });
+    const codes: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const r = await gate.call("flaky", {});
+      codes.push(r.ok ? "OK" : r.code);
+    }
+    expect([codes, changes]).toEqual([["FAILED", "FAILED", "FAILED", "FAILED", "FAILED"], []]);
+    expect((await gate.call("flaky", {})).ok).toBe(true); // the sixth call runs: the circuit stayed closed
+
+    const broken = flaky(5, "read", () => new Error("socket hang up")); // no status, no code: counted as down
+    const down = createGate({ tools: [broken.tool], retry: { attempts: 1 }, breaker: { threshold: 3, halfOpenAfterMs: 60_000 } });
+    for (let i = 0; i < 3; i++) await down.call("flaky", {});
+    const open = await down.call("flaky", {});
+    expect(open.ok ? null : [open.code, open.meta.attempts, broken.calls.n]).toEqual(["RETRYABLE", 0, 3]);
+  });
 });
 
 describe("concurrency limit", () => {

@@ -66,6 +66,39 @@ describe("the gate never throws", () => {
     expect(d.ok ? null : [d.code, d.effect]).toEqual(["DENIED", "none"]);
   });
 
+
+  it("when onHookError itself throws or rejects: the call answers as without it, nothing is left unhandled", async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown): void => void unhandled.push(e);
+    process.on("unhandledRejection", onUnhandled);
+    try {
+      const read = (execute: () => unknown) => defineTool({ ...base, name: "t", effect: "read", execute: execute as never });
+      const rethrow = (_hook: string, e: unknown): never => {
+        throw e;
+      };
+      const within = <T,>(p: Promise<T>): Promise<T | "pending"> => Promise.race([p, new Promise<"pending">((res) => setTimeout(() => res("pending"), 1_000))]);
+      // A sync onCall failure, reported to a handler that throws: the call still settles, with its result.
+      const g1 = createGate({ tools: [read(() => ({ ok: true }))], onCall: () => { throw new Error("sink down"); }, onHookError: rethrow });
+      expect(await within(g1.call("t", { a: "x" }))).toMatchObject({ ok: true });
+      // An async onCall failure, reported to a handler that rejects.
+      const g2 = createGate({ tools: [read(() => ({ ok: true }))], onCall: () => Promise.reject(new Error("async sink down")), onHookError: (_h, e) => Promise.reject(e) as never });
+      expect(await within(g2.call("t", { a: "x" }))).toMatchObject({ ok: true });
+      // A throwing onAttempt on a transient read: retried and classified as without the hooks.
+      const transient = () => {
+        throw Object.assign(new Error("reset"), { code: "ECONNRESET" });
+      };
+      const g3 = createGate({ tools: [read(transient)], retry: { baseMs: 1, budget: false }, onAttempt: () => { throw new Error("attempt sink"); }, onHookError: rethrow });
+      const r3 = await within(g3.call("t", { a: "x" }));
+      expect(r3 === "pending" ? r3 : [r3.ok, !r3.ok && r3.code, r3.meta.attempts]).toEqual([false, "RETRYABLE", 3]);
+      // authorize throws and the handler throws too: still DENIED, nothing ran.
+      const g4 = createGate({ tools: [read(() => ({ ok: true }))], authorize: () => { throw new Error("authz down"); }, onHookError: rethrow });
+      expect(await within(g4.call("t", { a: "x" }))).toMatchObject({ ok: false, code: "DENIED", effect: "none" });
+      await new Promise((res) => setTimeout(res, 20));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off("unhandledRejection", onUnhandled);
+    }
+  });
   it("when the validator throws (recursive schema at depth beyond its stack)", async () => {
     type Node = { child?: Node | undefined };
     const Node: z.ZodType<Node> = z.lazy(() => z.object({ child: Node.optional() }));

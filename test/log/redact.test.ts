@@ -2,6 +2,7 @@
 import { describe, it, expect } from "vitest";
 import fc from "fast-check";
 import { createRedactor, DEFAULT_SECRET_PATTERNS } from "../../src/index.js";
+import { truncate } from "../../src/redact.js";
 
 /** The shortest strings each default pattern matches (found by hand from the patterns). */
 const SHORTEST = ["token=abcdef", "secret:abcdef", "Bearer abcdefgh", "xoxb-abcdefghij", "sk_live_abcdefghij", "sk-abcdefghijklmnop", "eyJabcde.abcde.abcde", "AKIAABCDEFGHIJKLMNOP"];
@@ -18,6 +19,31 @@ describe("createRedactor", () => {
     const redact = createRedactor();
     for (const s of SHORTEST) expect(redact(s), s).toBe("[REDACTED]");
     expect(Math.min(...SHORTEST.map((s) => s.length))).toBe(12);
+  });
+
+  it("redacts key=value secrets in JSON and inside longer names (access_token, client_secret, DB_PASSWORD)", () => {
+    const redact = createRedactor();
+    const cases: Record<string, string> = {
+      '{"password":"hunter2secret"}': '{"[REDACTED]"}',
+      '{"api_key": "abcd1234efgh5678"}': '{"[REDACTED]"}',
+      "access_token=ya29.a0AfH6SMBx3": "access_[REDACTED]",
+      "client_secret=9f8e7d6c5b4a": "client_[REDACTED]",
+      "refresh_token: 1//0gabcdefghij": "refresh_[REDACTED]",
+      "DB_PASSWORD=s3cr3tpass ok": "DB_[REDACTED] ok",
+      // words that only contain a keyword are left alone
+      "tokens: 123456 secretary=abcdefgh": "tokens: 123456 secretary=abcdefgh",
+    };
+    for (const [text, want] of Object.entries(cases)) expect(redact(text), text).toBe(want);
+    // No nested quantifier: a long run of word characters is scanned once (a 1 MB service message).
+    expect(redact("a".repeat(1_000_000) + " token=abcdefgh")).toBe("a".repeat(1_000_000) + " [REDACTED]");
+  });
+
+  it("truncate never cuts a surrogate pair in half", () => {
+    const cut = truncate("x".repeat(198) + "😀 tail", 200);
+    expect(cut).toBe("x".repeat(198) + "…");
+    expect(cut.isWellFormed()).toBe(true);
+    expect(truncate("x".repeat(197) + "😀 tail", 200)).toBe("x".repeat(197) + "😀…");
+    expect(truncate("short", 200)).toBe("short");
   });
 
   it("no default pattern matches a string shorter than 12 characters (so the shortcut loses nothing)", () => {

@@ -1,6 +1,7 @@
 /**
  * The proxy's two shortcuts past a zod pass (the line reader's plain result answer, the output
- * step's plain text result) accept only what the SDK's schema accepts, and hand on the same value.
+ * step's plain text result) accept only what the SDK's schema accepts; the line reader's also
+ * hands on the value zod would have.
  */
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
@@ -9,7 +10,7 @@ import { isPlainResultAnswer } from "../../src/mcp/proxy/line-buffer.js";
 import { isPlainTextResult } from "../../src/mcp/proxy/output.js";
 
 /** JSON values, with the keys these checks look at mixed into objects. */
-const keys = fc.constantFrom("jsonrpc", "id", "result", "method", "error", "_meta", "content", "structuredContent", "isError", "type", "text", "annotations", "x");
+const keys = fc.constantFrom("jsonrpc", "id", "result", "method", "error", "_meta", "__proto__", "content", "structuredContent", "isError", "type", "text", "annotations", "x");
 const json = fc.letrec((tie) => ({
   value: fc.oneof(
     { depthSize: "small" },
@@ -56,16 +57,15 @@ describe("the proxy's shortcuts past the SDK's zod schemas", () => {
     expect(taken).toBeGreaterThan(100); // the property was not vacuous
   });
 
-  it("a plain text result is one CallToolResultSchema accepts, unchanged", () => {
+  it("a plain text result is one CallToolResultSchema accepts", () => {
     let taken = 0;
     fc.assert(
       fc.property(result, (v) => {
         const parsed = JSON.parse(JSON.stringify(v)) as Record<string, unknown>;
         if (!isPlainTextResult(parsed)) return;
         taken++;
-        const r = CallToolResultSchema.safeParse(parsed);
-        expect(r.success).toBe(true);
-        expect(r.data).toEqual(parsed);
+        // Only acceptance matters here: the output step hands on the value it was given, never zod's copy.
+        expect(CallToolResultSchema.safeParse(parsed).success).toBe(true);
       }),
       { numRuns: 2_000 },
     );
@@ -78,6 +78,8 @@ describe("the proxy's shortcuts past the SDK's zod schemas", () => {
     expect(isPlainResultAnswer({ jsonrpc: "2.0", id: "toolgate:1", result: {}, extra: 1 })).toBe(false);
     expect(isPlainResultAnswer({ jsonrpc: "2.0", id: 1, result: {} })).toBe(false);
     expect(isPlainResultAnswer({ jsonrpc: "2.0", id: "toolgate:1", result: [] })).toBe(false);
+    // JSON.parse makes `__proto__` an own key; zod's copy drops it, so it must not pass unchecked.
+    expect(isPlainResultAnswer(JSON.parse('{"jsonrpc":"2.0","id":"toolgate:1","result":{"content":[],"__proto__":{"isError":true}}}'))).toBe(false);
     expect(isPlainTextResult({ content: [{ type: "text", text: "a" }], structuredContent: { a: 1 }, isError: false })).toBe(true);
     expect(isPlainTextResult({ content: [{ type: "text", text: "a", annotations: { priority: 9 } }] })).toBe(false);
     expect(isPlainTextResult({ content: [{ type: "image", data: "", mimeType: "image/png" }] })).toBe(false);

@@ -1,10 +1,11 @@
 /**
  * Errors as one short, readable line for the proxy's log: a ZodError (the SDK's message and
  * tool-list checks) becomes its first issues with their paths instead of the JSON dump whose first
- * line is `[`; anything else is its first line. Never a payload: zod issue messages name the
- * expectation, not the received value.
+ * line is `[`; an HTTP error is its kind and status; anything else is its first line. Never a
+ * payload: zod issue messages name the expectation, not the received value.
  * @module
  */
+import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ZodError } from "zod";
 
 interface IssueLike {
@@ -28,9 +29,17 @@ export function zodSummary(issues: readonly IssueLike[], max = 3): string {
   return (parts.join("; ") || "invalid") + more;
 }
 
-/** One line, at most `max` characters. */
+/**
+ * One line, at most `max` characters. An HTTP upstream's error is its kind and status only: the
+ * SDK puts the response body (which can echo the request, arguments included) or a redirect URL
+ * after the first colon of its message.
+ */
 export function errorText(e: unknown, max = 300): string {
   if (isZodError(e)) return zodSummary(e.issues).slice(0, max);
+  if (e instanceof StreamableHTTPError) {
+    const kind = e.message.replace(/^Streamable HTTP error: /, "").split(":", 1)[0] ?? "HTTP error";
+    return `${kind}${typeof e.code === "number" && e.code > 0 ? ` (HTTP ${e.code})` : ""}`.slice(0, max);
+  }
   const text = e instanceof Error ? e.message : String(e);
   return (text.split("\n", 1)[0] ?? "").slice(0, max);
 }

@@ -83,12 +83,15 @@ class LineBuffer implements Reader {
 
 /**
  * True for the answer a call usually gets: exactly `jsonrpc: "2.0"`, a string `id` and a `result`
- * object without `_meta`. The SDK's `JSONRPCMessageSchema` accepts every such value as it is (a
+ * object without `_meta` or `__proto__` keys. The SDK's `JSONRPCMessageSchema` accepts every such value as it is (a
  * strict result response whose loose result has only its optional `_meta` to check), so the zod
  * pass is skipped for it; anything else, `_meta` included, still takes that pass.
  */
 export function isPlainResultAnswer(v: unknown): v is JSONRPCMessage {
-  if (!isRecord(v) || v.jsonrpc !== "2.0" || typeof v.id !== "string" || !isRecord(v.result) || Object.hasOwn(v.result, "_meta")) return false;
+  if (!isRecord(v) || v.jsonrpc !== "2.0" || typeof v.id !== "string") return false;
+  const r = v.result;
+  // `__proto__`: an own key of parsed JSON, which zod's copy of the result drops; so must this.
+  if (!isRecord(r) || Object.hasOwn(r, "_meta") || Object.hasOwn(r, "__proto__")) return false;
   let keys = 0;
   for (const k in v) {
     if (!Object.hasOwn(v, k)) continue;

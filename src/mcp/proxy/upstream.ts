@@ -84,8 +84,12 @@ function sessionLost(e: unknown): boolean {
   return e instanceof TypeError && /fetch failed/i.test(e.message);
 }
 
-function describe(spec: UpstreamSpec): string {
-  return spec.kind === "stdio" ? spec.command : spec.url.href;
+/**
+ * The upstream as the log names it: the command, or the URL without its query, fragment and
+ * credentials (hosted servers often take an API key in the query string).
+ */
+export function describe(spec: UpstreamSpec): string {
+  return spec.kind === "stdio" ? spec.command : `${spec.url.origin}${spec.url.pathname}`;
 }
 
 /**
