@@ -16,6 +16,8 @@ import { _fingerprint, _keyHash, _redactDeep } from "./ledger/_canonical.js";
 import { truncate } from "./redact.js";
 import { maskSecretFields } from "./log/_capture.js";
 import { NO } from "./fast-path.js";
+import { cancelledBefore } from "./execute.js";
+import { CANCELLED, untilSettled } from "./policy/caller-signal.js";
 
 /** What a pipeline step settles on (the gate's `Done`). */
 export type StepDone =
@@ -23,6 +25,8 @@ export type StepDone =
       readonly ok: true;
       readonly data: unknown;
       readonly replayed?: boolean;
+      /** A replay: the tool version that stored it (may differ from the tool's current version). */
+      readonly storedVersion?: string;
       /** A replay whose stored copy may break the contract (values were withheld): answer FAILED/applied, not the data. */
       readonly withheld?: boolean;
     }
@@ -30,6 +34,8 @@ export type StepDone =
       readonly ok: false;
       readonly failure: Failure;
       readonly replayed?: boolean;
+      /** A replay: the tool version that stored it (may differ from the tool's current version). */
+      readonly storedVersion?: string;
       /** The failure is the business check's verdict on what the tool returned: the tool ran and answered. */
       readonly checked?: boolean;
     };
@@ -107,6 +113,9 @@ export function claimCall(
   return claimInLedger(g, rt, input, { callId, meta, opts }, key, ledger);
 }
 
+/** How long a call waits for the release of a claim whose answer was lost, ms (the retry hint it answers). */
+const RELEASE_WAIT_MS = 1_000;
+
 async function claimInLedger(g: ResolvedGate, rt: ToolRuntime, input: unknown, c: ClaimInput, key: string | undefined, ledger: Ledger): Promise<ClaimedCall> {
   const tool = rt.tool;
   let outcome: ClaimOutcome;
@@ -114,8 +123,15 @@ async function claimInLedger(g: ResolvedGate, rt: ToolRuntime, input: unknown, c
     const principal = c.opts?.principal?.id ?? null;
     const owner = randomUUID();
     const id = randomUUID();
+    let fingerprint: string;
     try {
-      outcome = await ledger.claim({
+      fingerprint = _fingerprint(input); // a cycle or a bigint in a transform's output: no key can be derived
+    } catch {
+      return answer(_fail("FAILED", MSG.keyFailed, false, "none"));
+    }
+    const signal = c.opts?.signal;
+    try {
+      const pending = ledger.claim({
         id,
         owner,
         callId: truncate(g.redact(c.callId), 256),
@@ -123,16 +139,28 @@ async function claimInLedger(g: ResolvedGate, rt: ToolRuntime, input: unknown, c
         version: tool.version,
         principal: principal === null ? null : truncate(g.redact(principal), 256),
         ...(key !== undefined ? { key: { display: truncate(g.redact(key), 256), hash: _keyHash(tool.name, principal, key) } } : {}),
-        fingerprint: _fingerprint(input),
+        fingerprint,
         leaseMs: leaseFor(rt),
         takeover: tool.reconcile !== undefined || (tool.idempotentDownstream === true && key !== undefined),
       });
+      const first = await untilSettled(pending, signal);
+      if (first === CANCELLED) {
+        // The caller cancelled while the store decided: nothing ran. Should the claim land later,
+        // free it, or a retry would meet CONFLICT for a call that never ran.
+        pending.then(
+          (o) => (o.status === "claimed" ? releaseLostClaim(ledger, o.entry.id, owner) : undefined),
+          () => releaseLostClaim(ledger, id, owner),
+        );
+        return answer(cancelledBefore());
+      }
+      outcome = first;
     } catch (e) {
       g.onHookError("ledger", e);
       // The store may have committed the claim and lost only its answer: release it, or a retry
-      // would meet CONFLICT and then "unknown" for a call that never ran.
-      await releaseLostClaim(ledger, id, owner);
-      return answer(_fail("RETRYABLE", MSG.ledgerDown, true, "none", { retryAfterMs: 1_000 }));
+      // would meet CONFLICT and then "unknown" for a call that never ran. Waited for at most the
+      // retry hint (and not past the caller's cancel): a store that does not answer does not hold the call.
+      await untilSettled(releaseLostClaim(ledger, id, owner), signal, RELEASE_WAIT_MS);
+      return answer(_fail("RETRYABLE", MSG.ledgerDown, true, "none", { retryAfterMs: RELEASE_WAIT_MS }));
     }
     if (outcome.status === "completed") return { kind: "answer", done: replay(outcome.entry) };
     if (outcome.status === "in_flight") return answer(_fail("CONFLICT", MSG.inFlight, true, "unknown", { retryAfterMs: outcome.retryAfterMs }));
@@ -201,10 +229,17 @@ export class GoAhead implements CallScope {
  */
 export function settleCall(g: ResolvedGate, claim: GoAhead, done: StepDone, attempts: number): StepDone | Promise<StepDone> {
   const final = withEffects(done, claim.effects);
-  return claim.ticket === undefined ? final : settleInLedger(g, claim.ticket, final, attempts);
+  return claim.ticket === undefined ? final : settleInLedger(g, claim.ticket, final, attempts, claim.signal);
 }
 
-async function settleInLedger(g: ResolvedGate, t: Ticket, final: StepDone, attempts: number): Promise<StepDone> {
+async function settleInLedger(g: ResolvedGate, t: Ticket, final: StepDone, attempts: number, signal: AbortSignal | undefined): Promise<StepDone> {
+  // The outcome is known: a caller who cancels stops waiting for the store, the settle goes on.
+  await untilSettled(store(g, t, final, attempts), signal);
+  return final;
+}
+
+/** Store the final envelope. Never rejects: a failure is the ledger hook's error, the entry stays in flight. */
+async function store(g: ResolvedGate, t: Ticket, final: StepDone, attempts: number): Promise<void> {
   try {
     // Secret-marked output fields as capture stores them, then every string through the patterns.
     // Inside the try: a value JSON cannot hold (a bigint, a cycle) fails the store, not the call.
@@ -234,7 +269,6 @@ async function settleInLedger(g: ResolvedGate, t: Ticket, final: StepDone, attem
   } catch (e) {
     g.onHookError("ledger", e); // the entry stays in flight: `toolgate ledger unresolved` shows it
   }
-  return final;
 }
 
 /**
@@ -262,17 +296,20 @@ function withEffects(done: StepDone, effects: readonly EffectRef[]): StepDone {
 
 /** The stored envelope, as this call's outcome. */
 function replay(entry: LedgerEntry): StepDone {
+  const storedVersion = entry.version;
   try {
     const body = JSON.parse(entry.result ?? "") as { ok?: unknown; data?: unknown } & Record<string, unknown>;
-    if (body.ok === true) return body.withheld === true ? { ok: true, data: body.data, replayed: true, withheld: true } : { ok: true, data: body.data, replayed: true };
+    if (body.ok === true) {
+      return body.withheld === true ? { ok: true, data: body.data, replayed: true, storedVersion, withheld: true } : { ok: true, data: body.data, replayed: true, storedVersion };
+    }
     if (body.ok === false && typeof body.code === "string" && typeof body.message === "string") {
       const { ok: _ok, ...failure } = body;
-      return { ok: false, failure: failure as unknown as Failure, replayed: true };
+      return { ok: false, failure: failure as unknown as Failure, replayed: true, storedVersion };
     }
   } catch {
     // fall through
   }
-  return { ok: false, failure: _fail("FAILED", MSG.unreadable, false, "unknown"), replayed: true };
+  return { ok: false, failure: _fail("FAILED", MSG.unreadable, false, "unknown"), replayed: true, storedVersion };
 }
 
 function checkEffect(e: EffectRef, g: ResolvedGate): EffectRef {

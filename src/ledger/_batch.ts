@@ -1,21 +1,34 @@
 /**
  * Client-side group commit: items queued in one event-loop turn go to the store as one statement
- * (one round trip, one commit), and each caller gets its own answer. A failed statement fails
- * every item of its batch.
+ * (one round trip, one commit), and each caller gets its own answer. A statement that fails as a
+ * whole fails every item of its batch, except when `alone(error)` says the store refused it for
+ * one row's data: then each item runs again as its own statement, so one bad row fails only itself.
  * @module
  */
 
 /** Wrap `run` (one answer per item, in order) into a per-item function that batches. */
-export function _batcher<I, O>(run: (items: readonly I[]) => Promise<readonly O[]>, max = 256): (item: I) => Promise<O> {
-  let queue: { item: I; resolve: (o: O) => void; reject: (e: unknown) => void }[] = [];
+export function _batcher<I, O>(
+  run: (items: readonly I[]) => Promise<readonly O[]>,
+  alone: (e: unknown) => boolean = () => false,
+  max = 256,
+): (item: I) => Promise<O> {
+  type Waiter = { item: I; resolve: (o: O) => void; reject: (e: unknown) => void };
+  let queue: Waiter[] = [];
+  const send = (batch: readonly Waiter[]): void => {
+    run(batch.map((b) => b.item)).then(
+      (outs) => batch.forEach((b, i) => (i < outs.length ? b.resolve(outs[i]!) : b.reject(new Error("toolgate ledger: batch answer missing")))),
+      (e: unknown) => {
+        // The statement failed as a whole and changed nothing; a bad row must not fail the others.
+        if (batch.length > 1 && alone(e)) for (const b of batch) send([b]);
+        else batch.forEach((b) => b.reject(e));
+      },
+    );
+  };
   const flush = (): void => {
     const batch = queue.slice(0, max);
     queue = queue.slice(max);
     if (queue.length > 0) setImmediate(flush);
-    run(batch.map((b) => b.item)).then(
-      (outs) => batch.forEach((b, i) => (i < outs.length ? b.resolve(outs[i]!) : b.reject(new Error("toolgate ledger: batch answer missing")))),
-      (e: unknown) => batch.forEach((b) => b.reject(e)),
-    );
+    send(batch);
   };
   return (item: I) =>
     new Promise<O>((resolve, reject) => {

@@ -12,16 +12,36 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return p === Object.prototype || p === null;
 }
 
-/** JSON with object keys sorted at every level (so `{a,b}` and `{b,a}` hash alike). */
+/**
+ * JSON with object keys sorted at every level (so `{a,b}` and `{b,a}` hash alike).
+ *
+ * A `Set` or `Map` (which `JSON.stringify` writes as `{}`, losing its contents) is encoded with
+ * its contents in iteration order: a Set as `{"#set": [values]}`, a Map as `{"#map": [[key,
+ * value], …]}`. Such a text starts with `~` and prefixes every plain object key with `.`, so it can
+ * never equal the text of a value without a Set or Map (whose text is unchanged by this encoding,
+ * and starts with a JSON value) nor of another value with one.
+ */
 export function _canonicalJson(value: unknown): string {
+  let tagged = false;
   const text = JSON.stringify(value, (_k, v: unknown) => {
-    if (typeof v === "bigint") return `${v.toString()}n`;
-    if (!isPlainObject(v)) return v;
-    const sorted: Record<string, unknown> = {};
-    for (const k of Object.keys(v).sort()) sorted[k] = v[k];
-    return sorted;
+    if (v instanceof Set || v instanceof Map) tagged = true;
+    return plain(v, "");
   });
-  return text ?? "null";
+  if (!tagged) return text ?? "null";
+  return `~${JSON.stringify(value, (_k, v: unknown) => {
+    if (v instanceof Set) return { "#set": [...v] };
+    if (v instanceof Map) return { "#map": [...v] };
+    return plain(v, ".");
+  }) ?? "null"}`;
+}
+
+function plain(v: unknown, prefix: string): unknown {
+  if (typeof v === "bigint") return `${v.toString()}n`;
+  if (!isPlainObject(v)) return v;
+  const sorted: Record<string, unknown> = {};
+  // defineProperty: a "__proto__" key stays an own data property.
+  for (const k of Object.keys(v).sort()) Object.defineProperty(sorted, prefix + k, { value: v[k], enumerable: true, writable: true, configurable: true });
+  return sorted;
 }
 
 function sha256(text: string): string {

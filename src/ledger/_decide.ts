@@ -12,6 +12,13 @@ import type { ClaimOutcome, ClaimRequest, LedgerEntry, LedgerOptions, PruneQuery
  */
 export const DEFAULT_TTL_MS = 86_400_000;
 
+/**
+ * The longest key lifetime the stores accept: 100 years (3,153,600,000,000 ms), so that
+ * `now + ttlMs` stays an exact integer in JavaScript and fits PostgreSQL's BIGINT.
+ * @example const ledger = memoryLedger({ ttlMs: MAX_TTL_MS }); // keys never expire in practice
+ */
+export const MAX_TTL_MS = 100 * 365 * DEFAULT_TTL_MS;
+
 /** What a claim does to the store. */
 export type _Decision =
   /** Insert a new entry; first free the key of `expired` (if any) so it stays on record. */
@@ -93,13 +100,16 @@ export function _takenOver(e: LedgerEntry, req: ClaimRequest, now: number): Ledg
 /** Check the options every store takes; returns the ttl and clock. */
 export function _commonOptions(store: string, o: LedgerOptions): { ttlMs: number; now: () => number } {
   const ttlMs = o.ttlMs ?? DEFAULT_TTL_MS;
-  if (typeof ttlMs !== "number" || !Number.isInteger(ttlMs) || ttlMs < 1) {
-    throw new ToolgateConfigError("E_LEDGER_OPTIONS", `${store}: ttlMs must be a positive integer (ms)`);
+  if (typeof ttlMs !== "number" || !Number.isInteger(ttlMs) || ttlMs < 1 || ttlMs > MAX_TTL_MS) {
+    throw new ToolgateConfigError("E_LEDGER_OPTIONS", `${store}: ttlMs must be an integer from 1 to ${MAX_TTL_MS} (ms, 100 years)`);
   }
-  if (o.now !== undefined && typeof o.now !== "function") {
+  const clock = o.now;
+  if (clock !== undefined && typeof clock !== "function") {
     throw new ToolgateConfigError("E_LEDGER_OPTIONS", `${store}: now must be a function returning epoch ms`);
   }
-  return { ttlMs, now: o.now ?? Date.now };
+  // Whole milliseconds: a clock such as `performance.timeOrigin + performance.now()` has a fraction
+  // that an INTEGER or BIGINT column cannot hold.
+  return { ttlMs, now: clock === undefined ? Date.now : () => Math.floor(clock()) };
 }
 
 /** Default and cap for list queries. */

@@ -1,6 +1,7 @@
 /**
- * The SQLite schema, one migration per version (`PRAGMA user_version` holds the applied count).
- * Append a migration for a change; never edit a released one.
+ * The SQLite schema, one migration per version (`toolgate_schema.version` holds the applied count;
+ * `PRAGMA user_version` belongs to the application sharing the file). Append a migration for a
+ * change; never edit a released one.
  * @module
  */
 export const SQLITE_MIGRATIONS: readonly string[] = [

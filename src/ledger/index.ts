@@ -15,7 +15,7 @@ export { sqliteLedger } from "./sqlite.js";
 export type { SqliteLedgerOptions } from "./sqlite.js";
 export { postgresLedger } from "./postgres.js";
 export type { PostgresLedgerOptions } from "./postgres.js";
-export { DEFAULT_TTL_MS } from "./_decide.js";
+export { DEFAULT_TTL_MS, MAX_TTL_MS } from "./_decide.js";
 export type {
   ClaimOutcome,
   ClaimRequest,

@@ -4,7 +4,10 @@
  */
 import type { EffectRef } from "../result.js";
 import { _commonOptions, _decide, _isPrunable, _isUnresolved, _limit, _newEntry, _takenOver } from "./_decide.js";
+import { _storable, _storableClaim, _storableEffect, _storableSettlement } from "./_text.js";
 import type { ClaimOutcome, ClaimRequest, Ledger, LedgerEntry, LedgerOptions, ListQuery, PruneQuery, Settlement } from "./types.js";
+
+const storableQuery = (q: ListQuery): ListQuery => (q.tool === undefined ? q : { ...q, tool: _storable(q.tool) });
 
 /** Options of {@link memoryLedger}. */
 export type MemoryLedgerOptions = LedgerOptions;
@@ -37,8 +40,9 @@ export function memoryLedger(options: MemoryLedgerOptions = {}): Ledger {
   return {
     kind: "memory",
     ready: async () => open(),
-    async claim(req: ClaimRequest): Promise<ClaimOutcome> {
+    async claim(request: ClaimRequest): Promise<ClaimOutcome> {
       open();
+      const req = _storableClaim(request);
       const t = now();
       const currentId = req.key === undefined ? undefined : byKey.get(req.key.hash);
       const current = currentId === undefined ? undefined : entries.get(currentId);
@@ -57,14 +61,16 @@ export function memoryLedger(options: MemoryLedgerOptions = {}): Ledger {
       put(e);
       return { status: "claimed", entry: copy(e), resumed: false };
     },
-    async recordEffect(id: string, owner: string, effect: EffectRef): Promise<void> {
+    async recordEffect(id: string, owner: string, ref: EffectRef): Promise<void> {
       open();
+      const effect = _storableEffect(ref);
       const e = held(id, owner);
       if (e === undefined) throw new Error("memoryLedger: the claim is no longer held");
       entries.set(id, { ...e, effects: [...e.effects, { kind: effect.kind, ref: effect.ref }], updatedAt: now() });
     },
-    async settle(id: string, owner: string, s: Settlement): Promise<boolean> {
+    async settle(id: string, owner: string, settlement: Settlement): Promise<boolean> {
       open();
+      const s = _storableSettlement(settlement);
       const e = held(id, owner);
       if (e === undefined) return false;
       if (s.releaseKey && e.keyHash !== null) byKey.delete(e.keyHash);
@@ -82,16 +88,18 @@ export function memoryLedger(options: MemoryLedgerOptions = {}): Ledger {
     },
     async get(idOrCallId: string): Promise<LedgerEntry | undefined> {
       open();
-      const e = entries.get(idOrCallId) ?? entries.get(byCallId.get(idOrCallId) ?? "");
+      const e = entries.get(idOrCallId) ?? entries.get(byCallId.get(_storable(idOrCallId)) ?? "");
       return e === undefined ? undefined : copy(e);
     },
-    async list(q: ListQuery = {}): Promise<LedgerEntry[]> {
+    async list(query: ListQuery = {}): Promise<LedgerEntry[]> {
       open();
+      const q = storableQuery(query);
       const all = [...entries.values()].filter((e) => q.tool === undefined || e.tool === q.tool);
       return all.reverse().sort((a, b) => b.createdAt - a.createdAt).slice(0, _limit(q.limit)).map(copy);
     },
-    async unresolved(q: ListQuery = {}): Promise<LedgerEntry[]> {
+    async unresolved(query: ListQuery = {}): Promise<LedgerEntry[]> {
       open();
+      const q = storableQuery(query);
       const all = [...entries.values()].filter((e) => _isUnresolved(e) && (q.tool === undefined || e.tool === q.tool));
       return all.sort((a, b) => a.createdAt - b.createdAt).slice(0, _limit(q.limit)).map(copy);
     },

@@ -12,6 +12,7 @@ import type { EffectRef } from "../result.js";
 import { _commonOptions, _decide, _limit, _newEntry, _PRUNE_WHERE, _takenOver } from "./_decide.js";
 import { _COLUMNS, _fromRow, _toValues, type _Row } from "./_row.js";
 import { _batcher } from "./_batch.js";
+import { _storable, _storableClaim, _storableEffect, _storableSettlement } from "./_text.js";
 import { postgresMigrations } from "./_postgres-schema.js";
 import type { ClaimOutcome, ClaimRequest, Ledger, LedgerEntry, LedgerOptions, ListQuery, PruneQuery, Settlement } from "./types.js";
 
@@ -37,7 +38,29 @@ export interface PostgresLedgerOptions extends LedgerOptions {
    * version); `claim`, `recordEffect`, `settle` and `prune` reject (`E_LEDGER_READONLY`).
    */
   readonly readonly?: boolean;
+  /**
+   * How long to wait for a connection (a free pool slot, then the TCP connect and start-up), ms.
+   * Default 5,000; an integer from 1 to 600,000. A claim that cannot connect in time answers
+   * RETRYABLE (nothing ran); a settle that cannot still gives the caller the real outcome.
+   */
+  readonly connectTimeoutMs?: number;
+  /**
+   * How long one statement may take before it is abandoned, ms. Default 5,000; an integer from 1
+   * to 600,000. Its connection is closed, not reused (the server rolls its transaction back).
+   */
+  readonly queryTimeoutMs?: number;
 }
+
+/** The longest connect or query timeout the options accept: 10 minutes. */
+const MAX_TIMEOUT_MS = 600_000;
+
+/** A statement the server refused for its data (class 22) or a constraint (23): refused for one row, not the connection. */
+function refusedForData(e: unknown): boolean {
+  return e instanceof pg.DatabaseError && typeof e.code === "string" && (e.code.startsWith("22") || e.code.startsWith("23"));
+}
+
+/** The server answered with an error: the connection is still good (not a timeout, not a dropped socket). */
+const answeredByServer = (e: unknown): boolean => e instanceof pg.DatabaseError;
 
 function bad(message: string): never {
   throw new ToolgateConfigError("E_LEDGER_OPTIONS", `postgresLedger: ${message}`);
@@ -60,10 +83,16 @@ export function postgresLedger(options: PostgresLedgerOptions): Ledger {
   if (typeof T !== "string" || !/^[a-z_][a-z0-9_]{0,47}$/.test(T)) bad("table must match [a-z_][a-z0-9_]{0,47}");
   const readonly = options.readonly ?? false;
   if (typeof readonly !== "boolean") bad("readonly must be a boolean");
+  const connectTimeoutMs = options.connectTimeoutMs ?? 5_000;
+  if (!Number.isInteger(connectTimeoutMs) || connectTimeoutMs < 1 || connectTimeoutMs > MAX_TIMEOUT_MS) bad("connectTimeoutMs must be an integer from 1 to 600000 (ms)");
+  const queryTimeoutMs = options.queryTimeoutMs ?? 5_000;
+  if (!Number.isInteger(queryTimeoutMs) || queryTimeoutMs < 1 || queryTimeoutMs > MAX_TIMEOUT_MS) bad("queryTimeoutMs must be an integer from 1 to 600000 (ms)");
   const { ttlMs, now } = _commonOptions("postgresLedger", options);
   const pool = new pg.Pool({
     connectionString: options.connectionString,
     max,
+    connectionTimeoutMillis: connectTimeoutMs,
+    query_timeout: queryTimeoutMs,
     ...(readonly ? { options: "-c default_transaction_read_only=on" } : {}),
   });
   pool.on("error", () => {
@@ -102,7 +131,7 @@ export function postgresLedger(options: PostgresLedgerOptions): Ledger {
     const r = await pool.query<{ id: string }>({ name: `tg_${T}_claims`, text: INSERT_MANY, values: _COLUMNS.map((_c, i) => rows.map((v) => v[i])) });
     const inserted = new Set(r.rows.map((x) => x.id));
     return entries.map((e) => inserted.has(e.id));
-  });
+  }, refusedForData);
   const SETTLE_MANY = `UPDATE ${T} AS t SET state = 'settled', code = v.code, effect = v.effect, result = v.result, attempts = v.attempts,
       key_hash = CASE WHEN v.release THEN NULL ELSE t.key_hash END, updated_at = v.updated_at
     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::boolean[], $8::bigint[])
@@ -118,10 +147,11 @@ export function postgresLedger(options: PostgresLedgerOptions): Ledger {
     });
     const settled = new Set(r.rows.map((x) => x.id));
     return items.map((x) => settled.has(x.id));
-  });
+  }, refusedForData);
 
-  const claim = async (req: ClaimRequest): Promise<ClaimOutcome> => {
+  const claim = async (request: ClaimRequest): Promise<ClaimOutcome> => {
     await writable();
+    const req = _storableClaim(request);
     const key = req.key;
     // Fast path: an unkeyed write, or a key that is new.
     const fresh = _newEntry(req, now(), ttlMs);
@@ -163,12 +193,11 @@ export function postgresLedger(options: PostgresLedgerOptions): Ledger {
         out = { status: "claimed", entry: e, resumed: false };
       }
       await client.query("COMMIT");
+      client.release();
       return out;
     } catch (e) {
-      await client.query("ROLLBACK").catch(() => undefined);
+      releaseAfter(client, e);
       throw e;
-    } finally {
-      client.release();
     }
   };
 
@@ -186,24 +215,24 @@ export function postgresLedger(options: PostgresLedgerOptions): Ledger {
       const r = await pool.query({
         name: `tg_${T}_effect`,
         text: `UPDATE ${T} SET effects = effects || $1::jsonb, updated_at = $2 WHERE id = $3 AND owner = $4 AND state = 'in_flight'`,
-        values: [JSON.stringify([{ kind: effect.kind, ref: effect.ref }]), now(), id, owner],
+        values: [JSON.stringify([_storableEffect(effect)]), now(), id, owner],
       });
       if (r.rowCount !== 1) throw new Error("postgresLedger: the claim is no longer held");
     },
     async settle(id: string, owner: string, s: Settlement): Promise<boolean> {
       await writable();
-      return settleMany({ id, owner, s, at: now() });
+      return settleMany({ id, owner, s: _storableSettlement(s), at: now() });
     },
     async get(idOrCallId: string) {
-      const r = await rows(`SELECT * FROM ${T} WHERE id = $1 OR call_id = $1 ORDER BY created_at DESC, seq DESC LIMIT 1`, [idOrCallId]);
+      const r = await rows(`SELECT * FROM ${T} WHERE id = $1 OR call_id = $1 ORDER BY created_at DESC, seq DESC LIMIT 1`, [_storable(idOrCallId)]);
       return r[0];
     },
     list: async (q: ListQuery = {}) =>
-      rows(`SELECT * FROM ${T} WHERE ($1::text IS NULL OR tool = $1) ORDER BY created_at DESC, seq DESC LIMIT $2`, [q.tool ?? null, _limit(q.limit)]),
+      rows(`SELECT * FROM ${T} WHERE ($1::text IS NULL OR tool = $1) ORDER BY created_at DESC, seq DESC LIMIT $2`, [q.tool === undefined ? null : _storable(q.tool), _limit(q.limit)]),
     unresolved: async (q: ListQuery = {}) =>
       rows(
         `SELECT * FROM ${T} WHERE (state = 'in_flight' OR effect = 'unknown') AND ($1::text IS NULL OR tool = $1) ORDER BY created_at ASC, seq ASC LIMIT $2`,
-        [q.tool ?? null, _limit(q.limit)],
+        [q.tool === undefined ? null : _storable(q.tool), _limit(q.limit)],
       ),
     async prune(q: PruneQuery = {}): Promise<number> {
       await writable();
@@ -251,10 +280,22 @@ async function migrate(pool: pg.Pool, table: string): Promise<void> {
     if (r.rows.length === 0) await client.query(`INSERT INTO ${table}_schema (version) VALUES ($1)`, [migrations.length]);
     else if (v !== migrations.length) await client.query(`UPDATE ${table}_schema SET version = $1`, [migrations.length]);
     await client.query("COMMIT");
-  } catch (e) {
-    await client.query("ROLLBACK").catch(() => undefined);
-    throw e;
-  } finally {
     client.release();
+  } catch (e) {
+    releaseAfter(client, e);
+    throw e;
   }
+}
+
+/**
+ * Give a client back after a failed transaction. A server error leaves the connection usable: roll
+ * back, then reuse it. A timeout or a dropped socket leaves it mid-statement: close it (the
+ * server rolls the transaction back), never queue a ROLLBACK behind a statement that never ends.
+ */
+function releaseAfter(client: pg.PoolClient, e: unknown): void {
+  if (!answeredByServer(e)) return client.release(e instanceof Error ? e : new Error(String(e)));
+  client.query("ROLLBACK").then(
+    () => client.release(),
+    (r: unknown) => client.release(r instanceof Error ? r : new Error(String(r))),
+  );
 }

@@ -11,6 +11,7 @@ import type { EffectRef } from "../result.js";
 import { _commonOptions, _decide, _limit, _newEntry, _PRUNE_WHERE, _takenOver } from "./_decide.js";
 import { _COLUMNS, _fromRow, _toValues, type _Row } from "./_row.js";
 import { SQLITE_MIGRATIONS } from "./_sqlite-schema.js";
+import { _storable, _storableClaim, _storableEffect, _storableSettlement } from "./_text.js";
 import type { ClaimOutcome, ClaimRequest, Ledger, LedgerOptions, ListQuery, PruneQuery, Settlement } from "./types.js";
 
 /** Options of {@link sqliteLedger}. */
@@ -35,10 +36,35 @@ export interface SqliteLedgerOptions extends LedgerOptions {
   readonly readonly?: boolean;
 }
 
+const toolFilter = (q: ListQuery): [string | null, string | null] => {
+  const t = q.tool === undefined ? null : _storable(q.tool);
+  return [t, t];
+};
+
 type Op = { fn: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void };
 
 function bad(message: string): never {
   throw new ToolgateConfigError("E_LEDGER_OPTIONS", `sqliteLedger: ${message}`);
+}
+
+/** The toolgate-owned table holding the schema version (the application's `PRAGMA user_version` is left alone). */
+const SCHEMA_TABLE = "toolgate_schema";
+
+function hasTable(db: Database.Database, name: string): boolean {
+  return db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?`).get(name) !== undefined;
+}
+
+/**
+ * The applied migrations: `toolgate_schema.version`; a file with the ledger table and no version
+ * table is version 1 (written by toolgate 0.1, which kept the version in `PRAGMA user_version`);
+ * a file without the ledger table is 0.
+ */
+function schemaVersion(db: Database.Database): number {
+  if (hasTable(db, SCHEMA_TABLE)) {
+    const row = db.prepare(`SELECT max(version) AS v FROM ${SCHEMA_TABLE}`).get() as { v: number | null } | undefined;
+    return Number(row?.v ?? 0);
+  }
+  return hasTable(db, "toolgate_ledger") ? 1 : 0;
 }
 
 function open(path: string, busyTimeoutMs: number, synchronous: "full" | "normal"): Database.Database {
@@ -52,12 +78,15 @@ function open(path: string, busyTimeoutMs: number, synchronous: "full" | "normal
   db.pragma("journal_mode = WAL");
   db.pragma(`synchronous = ${synchronous === "normal" ? "NORMAL" : "FULL"}`);
   const migrate = db.transaction(() => {
-    const v = Number(db.pragma("user_version", { simple: true }));
+    const v = schemaVersion(db);
     if (v > SQLITE_MIGRATIONS.length) {
       throw new ToolgateConfigError("E_LEDGER_SCHEMA", `sqliteLedger: ${JSON.stringify(path)} has schema version ${v}, newer than this toolgate (${SQLITE_MIGRATIONS.length})`);
     }
     for (let i = v; i < SQLITE_MIGRATIONS.length; i++) db.exec(SQLITE_MIGRATIONS[i]!);
-    if (v !== SQLITE_MIGRATIONS.length) db.pragma(`user_version = ${SQLITE_MIGRATIONS.length}`);
+    if (!hasTable(db, SCHEMA_TABLE)) {
+      db.exec(`CREATE TABLE ${SCHEMA_TABLE} (version INTEGER NOT NULL)`);
+      db.prepare(`INSERT INTO ${SCHEMA_TABLE} (version) VALUES (?)`).run(SQLITE_MIGRATIONS.length);
+    } else if (v !== SQLITE_MIGRATIONS.length) db.prepare(`UPDATE ${SCHEMA_TABLE} SET version = ?`).run(SQLITE_MIGRATIONS.length);
   });
   try {
     migrate.immediate();
@@ -82,8 +111,8 @@ function openReadonly(path: string, busyTimeoutMs: number): Database.Database {
     let table: unknown;
     let v: number;
     try {
-      table = db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'toolgate_ledger'`).get();
-      v = Number(db.pragma("user_version", { simple: true }));
+      table = hasTable(db, "toolgate_ledger") ? true : undefined;
+      v = schemaVersion(db);
     } catch (e) {
       throw new ToolgateConfigError("E_LEDGER_OPEN", `sqliteLedger: cannot read ${JSON.stringify(path)}: ${e instanceof Error ? e.message : String(e)}`);
     }
@@ -214,22 +243,29 @@ export function sqliteLedger(options: SqliteLedgerOptions): Ledger {
   return {
     kind: "sqlite",
     ready: () => read(() => undefined),
-    claim: (req) => write(() => claimNow(req)),
+    claim: (req) => {
+      const r = _storableClaim(req);
+      return write(() => claimNow(r));
+    },
     recordEffect: (id: string, owner: string, effect: EffectRef) =>
       write(() => {
-        const r = q.effect.run(JSON.stringify({ kind: effect.kind, ref: effect.ref }), now(), id, owner);
+        const r = q.effect.run(JSON.stringify(_storableEffect(effect)), now(), id, owner);
         if (r.changes !== 1) throw new Error("sqliteLedger: the claim is no longer held");
       }),
-    settle: (id: string, owner: string, s: Settlement) =>
-      write(() => q.settle.run(s.code, s.effect, s.result, s.attempts, s.releaseKey ? 1 : 0, now(), id, owner).changes === 1),
+    settle: (id: string, owner: string, settlement: Settlement) =>
+      write(() => {
+        const s = _storableSettlement(settlement);
+        return q.settle.run(s.code, s.effect, s.result, s.attempts, s.releaseKey ? 1 : 0, now(), id, owner).changes === 1;
+      }),
     get: (idOrCallId: string) =>
       read(() => {
-        const row = q.get.get(idOrCallId, idOrCallId) as _Row | undefined;
+        const k = _storable(idOrCallId);
+        const row = q.get.get(k, k) as _Row | undefined;
         return row === undefined ? undefined : _fromRow(row);
       }),
-    list: (lq: ListQuery = {}) => read(() => (q.list.all(lq.tool ?? null, lq.tool ?? null, _limit(lq.limit)) as _Row[]).map(_fromRow)),
+    list: (lq: ListQuery = {}) => read(() => (q.list.all(...toolFilter(lq), _limit(lq.limit)) as _Row[]).map(_fromRow)),
     unresolved: (lq: ListQuery = {}) =>
-      read(() => (q.unresolved.all(lq.tool ?? null, lq.tool ?? null, _limit(lq.limit)) as _Row[]).map(_fromRow)),
+      read(() => (q.unresolved.all(...toolFilter(lq), _limit(lq.limit)) as _Row[]).map(_fromRow)),
     prune: (pq: PruneQuery = {}) =>
       write(() => {
         const t = now();

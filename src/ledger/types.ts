@@ -146,8 +146,8 @@ export interface Ledger {
 
 /** Options every store takes. */
 export interface LedgerOptions {
-  /** How long a key deduplicates, ms. Default 86,400,000 (24 h). */
+  /** How long a key deduplicates, ms. Default 86,400,000 (24 h); an integer from 1 to 3,153,600,000,000 (100 years, `MAX_TTL_MS`). */
   readonly ttlMs?: number;
-  /** The clock, epoch ms. Default `Date.now` (tests pass a fake one). */
+  /** The clock, epoch ms, floored to whole ms. Default `Date.now` (tests pass a fake one). */
   readonly now?: () => number;
 }

@@ -80,7 +80,7 @@ describe("read-only stores (what `toolgate ledger list|show|unresolved` open)", 
     db.close();
     // A newer schema is refused too.
     const newer = new Database(path);
-    newer.exec("CREATE TABLE toolgate_ledger (id TEXT); PRAGMA user_version = 99");
+    newer.exec("CREATE TABLE toolgate_ledger (id TEXT); CREATE TABLE toolgate_schema (version INTEGER NOT NULL); INSERT INTO toolgate_schema VALUES (99)");
     newer.close();
     expect(() => sqliteLedger({ path, readonly: true })).toThrow(expect.objectContaining({ code: "E_LEDGER_SCHEMA" }));
   });

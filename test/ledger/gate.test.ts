@@ -38,7 +38,7 @@ describe("configuration", () => {
     try {
       const path = join(dir, "newer.db");
       const raw = new Database(path);
-      raw.pragma("user_version = 99");
+      raw.exec("CREATE TABLE toolgate_schema (version INTEGER NOT NULL); INSERT INTO toolgate_schema VALUES (99)");
       raw.close();
       expect(configError(() => sqliteLedger({ path }))).toBe("E_LEDGER_SCHEMA");
     } finally {
@@ -55,7 +55,8 @@ describe("configuration", () => {
       await createGate({ tools: [pay], ledger: a }).call("pay", { orderId: "o", amountCents: 1 }, { idempotencyKey: "k" });
       await a.close();
       const raw = new Database(path, { readonly: true });
-      expect(raw.pragma("user_version", { simple: true })).toBe(1);
+      expect(raw.prepare("SELECT version FROM toolgate_schema").all()).toEqual([{ version: 1 }]);
+      expect(raw.pragma("user_version", { simple: true })).toBe(0); // the application's, untouched
       expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");
       raw.close();
       const b = sqliteLedger({ path });
