@@ -70,6 +70,7 @@ const MSG = {
   cancelledAfter: "The call was cancelled while its result was being checked; the tool had already run",
   checkTimeout: "The tool's result could not be checked in time; the tool had already run",
   replayWithheld: "This idempotency key's call succeeded, but its stored result cannot be replayed in full (secret fields were withheld)",
+  replayOtherVersion: "This idempotency key's call succeeded under another tool version, and its stored result does not match the current output contract",
   internal: "The call failed inside the gate",
 } as const;
 
@@ -267,7 +268,7 @@ function claimed(
 
 /** 6. Execute under policy: timeout, classification, retry, breaker, concurrency. */
 function executed(call: Call, rt: ToolRuntime, input: unknown, claim: ClaimedCall, now: number | undefined): ToolResult | Promise<ToolResult> {
-  if (claim.kind === "answer") return answered(call, claim.done);
+  if (claim.kind === "answer") return answered(call, rt, claim.done);
   return new Promise<ToolResult>((resolve) => {
     try {
       executeWithPolicy(rt, input, claim.scope, call.g, now, (exec) => resolve(checked(call, rt, input, claim, exec)));
@@ -280,11 +281,20 @@ function executed(call: Call, rt: ToolRuntime, input: unknown, claim: ClaimedCal
 /**
  * 5b. The ledger answered instead of the tool (a replay, a conflict). A success whose stored copy
  * was redacted where the contract may constrain it (decided when it was stored; docs/ledger.md) is
- * not handed out as that data: the call says it succeeded but cannot be replayed in full.
+ * not handed out as that data: the call says it succeeded but cannot be replayed in full. A replay
+ * names the tool version whose call stored it; a success stored by another version is handed out
+ * only when today's output schema accepts it (the stored data is the schema's output, so a schema
+ * that transforms may refuse it: the same FAILED/applied, never data that breaks the contract).
  */
-function answered(call: Call, done: Done): ToolResult {
-  if (!done.ok || done.withheld !== true) return finish(call, done, 0);
-  return finish(call, { ok: false, failure: _fail("FAILED", MSG.replayWithheld, false, "applied"), replayed: true }, 0);
+function answered(call: Call, rt: ToolRuntime, done: Done): ToolResult | Promise<ToolResult> {
+  const stored = done.replayed === true ? done.storedVersion : undefined;
+  const c: Call = stored !== undefined && stored !== rt.tool.version ? { ...call, version: stored } : call;
+  if (done.ok && done.withheld === true) return finish(c, { ok: false, failure: _fail("FAILED", MSG.replayWithheld, false, "applied"), replayed: true }, 0);
+  if (!done.ok || c === call || (rt.fastOutput !== undefined && rt.fastOutput(done.data) !== NO)) return finish(c, done, 0);
+  const fits = (v: StandardSchemaV1.Result<unknown> | "threw"): ToolResult =>
+    v !== "threw" && v.issues === undefined ? finish(c, done, 0) : finish(c, { ok: false, failure: _fail("FAILED", MSG.replayOtherVersion, false, "applied"), replayed: true }, 0);
+  const v = validate(rt.tool.output, done.data);
+  return isPromiseLike(v) ? v.then(fits, internalError(c)) : fits(v);
 }
 
 /** 7–8. Validate output (a transport success proves no business rule), then the business check. */

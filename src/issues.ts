@@ -85,24 +85,33 @@ export function toSafeIssues(
 }
 
 /**
- * Zod's `unrecognized_keys` issue names the keys in its message (`Unrecognized key: "…"`), and on
- * the output side those keys are the service's data. Each key becomes an issue of its own, as the
+ * Zod's `unrecognized_keys` issue names the keys in its message (`Unrecognized key: "…"`), as
+ * valibot's `strict_object` issue does, and on the output side those keys are the service's data. Each key becomes an issue of its own, as the
  * gate's own unknown-key check and the proxy's Ajv mapping report it: the key in the path (where
  * the records mask it), a fixed message.
  */
 function perKey(issues: ReadonlyArray<StandardSchemaV1.Issue>): ReadonlyArray<StandardSchemaV1.Issue> {
-  if (!issues.some(isUnrecognizedKeys)) return issues;
-  const out: StandardSchemaV1.Issue[] = [];
+  if (!issues.some((i) => unknownKeysOf(i) !== undefined)) return issues;
+  // The other issues first: many unknown keys must not push a wrong type past the cut.
+  const others: StandardSchemaV1.Issue[] = [];
+  const unknown: StandardSchemaV1.Issue[] = [];
   for (const i of issues) {
-    if (!isUnrecognizedKeys(i)) out.push(i);
-    else for (const key of i.keys) out.push({ code: "unrecognized_key", message: "Unknown field", path: [...(i.path ?? []), key] } as StandardSchemaV1.Issue);
+    const keys = unknownKeysOf(i);
+    if (keys === undefined) others.push(i);
+    else for (const key of keys) unknown.push({ code: "unrecognized_key", message: "Unknown field", path: key === undefined ? (i.path ?? []) : [...(i.path ?? []), key] } as StandardSchemaV1.Issue);
   }
-  return out;
+  return [...others, ...unknown];
 }
 
-function isUnrecognizedKeys(i: StandardSchemaV1.Issue): i is StandardSchemaV1.Issue & { keys: readonly string[] } {
-  const { code, keys } = i as { code?: unknown; keys?: unknown };
-  return code === "unrecognized_keys" && Array.isArray(keys) && keys.length > 0 && keys.every((k) => typeof k === "string");
+/**
+ * The keys an issue reports as unknown: zod's `unrecognized_keys` (the object's path and `keys`),
+ * valibot's `strict_object` (the key's own path, so `[undefined]`); otherwise undefined.
+ */
+function unknownKeysOf(i: StandardSchemaV1.Issue): readonly (string | undefined)[] | undefined {
+  const { code, keys, kind, type } = i as { code?: unknown; keys?: unknown; kind?: unknown; type?: unknown };
+  if (code === "unrecognized_keys" && Array.isArray(keys) && keys.length > 0 && keys.every((k) => typeof k === "string")) return keys as string[];
+  if (kind === "schema" && type === "strict_object" && (i.path?.length ?? 0) > 0) return [undefined];
+  return undefined;
 }
 
 /** Build one issue from parts the gate wrote itself (already safe), bounding the path. */

@@ -275,7 +275,9 @@ class Session implements LoopSession {
     const v = argsValue(call.args);
     this.#pending.set(slot, {
       used: used + 1,
-      paths: (r.issues ?? []).map((i) => i.path),
+      // An unknown key's repair is its removal, which the value at its path cannot show (absent
+      // before and after, and a key with a dot in it reads as a nested path): the gate re-checks it.
+      paths: (r.issues ?? []).filter((i) => i.code !== "unrecognized_key").map((i) => i.path),
       recordedPaths: recordedIssuePaths(r),
       args: v.parsed ? v.value : ABSENT,
       turn: this.#turns,

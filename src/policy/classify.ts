@@ -31,9 +31,30 @@ const TRANSIENT_CODES = new Set([
   "UND_ERR_HEADERS_TIMEOUT",
 ]);
 const TRANSIENT_STATUS = new Set([408, 425, 429, 502, 503, 504]);
+/**
+ * Throttling, as cloud SDKs name it in `code` or `name` (AWS answers some of them with status 400):
+ * transient, so a read is retried after backoff and the breaker hears an overloaded service.
+ */
+const THROTTLED = new Set([
+  "Throttling",
+  "ThrottlingException",
+  "ThrottledException",
+  "RequestThrottled",
+  "RequestThrottledException",
+  "TooManyRequestsException",
+  "RequestLimitExceeded",
+  "ProvisionedThroughputExceededException",
+  "SlowDown",
+]);
 
+/** A field of a thrown value; undefined when it has none or its getter (or Proxy trap) throws. */
 function field(e: unknown, key: string): unknown {
-  return typeof e === "object" && e !== null ? (e as Record<string, unknown>)[key] : undefined;
+  if (typeof e !== "object" || e === null) return undefined;
+  try {
+    return (e as Record<string, unknown>)[key];
+  } catch {
+    return undefined;
+  }
 }
 
 /** The built-in classifier. */
@@ -45,14 +66,14 @@ export function defaultClassify(error: unknown): Classified {
     return c;
   }
   const code = field(error, "code");
-  if (typeof code === "string" && TRANSIENT_CODES.has(code)) return { kind: "transient" };
+  if (typeof code === "string" && (TRANSIENT_CODES.has(code) || THROTTLED.has(code))) return { kind: "transient" };
   const status = field(error, "status") ?? field(error, "statusCode");
   if (typeof status === "number") {
     if (TRANSIENT_STATUS.has(status)) return { kind: "transient" };
     if (status === 401 || status === 403) return { kind: "denied" };
   }
   const name = field(error, "name");
-  if (name === "TimeoutError") return { kind: "transient" };
+  if (name === "TimeoutError" || (typeof name === "string" && THROTTLED.has(name))) return { kind: "transient" };
   return { kind: "permanent" };
 }
 
@@ -62,12 +83,8 @@ export function defaultClassify(error: unknown): Classified {
  * open the circuit for every caller. Never throws.
  */
 export function answeredByService(error: unknown): boolean {
-  try {
-    const status = field(error, "status") ?? field(error, "statusCode");
-    return typeof status === "number" && status >= 400 && status < 500;
-  } catch {
-    return false;
-  }
+  const status = field(error, "status") ?? field(error, "statusCode");
+  return typeof status === "number" && status >= 400 && status < 500;
 }
 
 const KINDS = new Set<string>(["transient", "denied", "rejected", "permanent"]);

@@ -1,4 +1,7 @@
 import { describe, expect, it } from "vitest";
+import type { StandardSchemaV1 } from "@standard-schema/spec";
+import { toStandardJsonSchema } from "@valibot/to-json-schema";
+import * as v from "valibot";
 import { z } from "zod";
 import { createGate, defineTool, denied, reject, transient } from "../../src/index.js";
 import { ordersGate, stable } from "./helpers.js";
@@ -67,6 +70,19 @@ describe("output that breaks the contract is INVALID_OUTPUT, never success", () 
     const t = defineTool({ name: "s", version: "1", description: "d", input: z.strictObject({ a: z.object({ b: z.string() }).strict() }), output: z.object({}), effect: "read", execute: () => ({}) });
     const inp = await createGate({ tools: [t] }).call("s", { a: { b: "x", c: 1 } });
     expect(inp.ok ? null : inp.issues).toEqual([{ path: "a.c", code: "unrecognized_key", message: "Unknown field" }]);
+    // Valibot's strict object reports the same way.
+    const vInput = toStandardJsonSchema(v.strictObject({ a: v.string() })) as unknown as StandardSchemaV1<{ a: string }>;
+    const vt = defineTool({ name: "v", version: "1", description: "d", input: vInput, output: z.object({}), effect: "read", execute: () => ({}) });
+    const vr = await createGate({ tools: [vt] }).call("v", { a: "x", "alice@example.com": 1 });
+    expect(vr.ok ? null : vr.issues).toEqual([{ path: "alice@example.com", code: "unrecognized_key", message: "Unknown field" }]);
+  });
+
+  it("many unknown keys do not push the other issues past the cut: those come first", async () => {
+    const extra = Object.fromEntries(Array.from({ length: 25 }, (_, i) => [`k${i}`, 1]));
+    const t = defineTool({ name: "s", version: "1", description: "d", input: z.strictObject({ a: z.strictObject({ x: z.number() }), b: z.number() }), output: z.object({}), effect: "read", execute: () => ({}) });
+    const r = await createGate({ tools: [t] }).call("s", { a: { x: 1, ...extra }, b: "not a number" });
+    const issues = r.ok ? [] : (r.issues ?? []);
+    expect([issues.length, issues[0]?.path, issues[0]?.code, issues[1]?.path, issues.at(-1)?.code]).toEqual([20, "b", "invalid_type", "a.k0", "too_many_issues"]);
   });
 
   it("extra fields are dropped, never leaked, when the output schema strips", async () => {

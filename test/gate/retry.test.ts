@@ -87,6 +87,12 @@ describe("retries", () => {
     const forbidden = flaky(1, "read", () => Object.assign(new Error("no"), { status: 403 }));
     const r = await createGate({ tools: [forbidden.tool] }).call("flaky", {});
     expect(r.ok ? null : [r.code, forbidden.calls.n]).toEqual(["DENIED", 1]);
+    // Cloud throttling is transient even with status 400 (AWS), by code or by name.
+    for (const e of [{ code: "ThrottlingException", statusCode: 400 }, { name: "TooManyRequestsException", status: 400 }, { code: "SlowDown" }]) {
+      const throttled = flaky(1, "read", () => Object.assign(new Error("slow down"), e));
+      expect((await settle(createGate({ tools: [throttled.tool] }).call("flaky", {}))).ok, JSON.stringify(e)).toBe(true);
+      expect(throttled.calls.n).toBe(2);
+    }
   });
 
   it("uses the tool's classifier first", async () => {
@@ -303,6 +309,17 @@ describe("load shedding against an always-failing dependency (1,000 calls)", () 
     for (let i = 0; i < 3; i++) await down.call("flaky", {});
     const open = await down.call("flaky", {});
     expect(open.ok ? null : [open.code, open.meta.attempts, broken.calls.n]).toEqual(["RETRYABLE", 0, 3]);
+
+    // An error whose status getter throws is unclassified: permanent, and counted as down.
+    const hostile = () => Object.defineProperty(new Error("x"), "status", { get: () => { throw new Error("getter"); } });
+    const odd = flaky(5, "read", hostile);
+    const oddGate = createGate({ tools: [odd.tool], retry: { attempts: 1 }, breaker: { threshold: 2, halfOpenAfterMs: 60_000 } });
+    const oddCodes: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await oddGate.call("flaky", {});
+      oddCodes.push(r.ok ? "OK" : r.code);
+    }
+    expect([oddCodes, odd.calls.n]).toEqual([["FAILED", "FAILED", "RETRYABLE"], 2]);
   });
 });
 

@@ -70,6 +70,19 @@ describe("loop policy: repair", () => {
     expect(service.calls.findOrders).toBe(0);
   });
 
+  it("admits the repair that removes an unknown key, a dotted one included (its value cannot show the change)", async () => {
+    for (const input of [z.strictObject({ q: z.string() }), z.object({ q: z.string() })]) {
+      const t = defineTool({ name: "s", version: "1", description: "d", effect: "read", input, output: z.object({}), execute: () => ({}) });
+      const gate = createGate({ tools: [t] });
+      const exec = (c: { tool: string; args: unknown; callId: string }) => gate.call(c.tool, c.args, { callId: c.callId });
+      const s = createLoopPolicy().start();
+      const bad = await s.run({ tool: "s", args: { q: "x", "address.city": "Paris" } }, exec);
+      expect(bad.decision.action === "repair" && bad.decision.issues).toEqual([{ path: "address.city", code: "unrecognized_key", message: "Unknown field" }]);
+      const fixed = await s.run({ tool: "s", args: { q: "x" } }, exec);
+      expect(fixed.decision).toMatchObject({ action: "continue", reason: "ok" });
+    }
+  });
+
   it("treats UNKNOWN_TOOL as a repair with the same budget", async () => {
     const { exec } = setup();
     const s = createLoopPolicy().start();

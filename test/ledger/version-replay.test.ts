@@ -1,0 +1,40 @@
+/** A key settled by one tool version and replayed after an upgrade: named by the version that stored it, and never data that breaks today's contract. */
+import { describe, it, expect } from "vitest";
+import { z } from "zod";
+import { createGate, defineTool, type ToolResult } from "../../src/index.js";
+import { memoryLedger } from "../../src/ledger/index.js";
+
+const pay = (version: string, output: z.ZodType, out: unknown) =>
+  defineTool({ name: "pay", version, description: "Pay", effect: "write", input: z.object({ orderId: z.string() }), output, execute: async () => out as never });
+const V1 = z.object({ paymentId: z.string() });
+
+async function replayAfterUpgrade(v2Output: z.ZodType): Promise<{ first: ToolResult; replay: ToolResult; runs: number }> {
+  const ledger = memoryLedger();
+  const first = await createGate({ tools: [pay("1.0.0", V1, { paymentId: "p_1" })], ledger }).call("pay", { orderId: "o" }, { idempotencyKey: "k" });
+  let runs = 0;
+  const v2 = defineTool({ name: "pay", version: "2.0.0", description: "Pay", effect: "write", input: z.object({ orderId: z.string() }), output: v2Output, execute: () => (runs++, { paymentId: "p_2", status: "settled" }) as never });
+  const replay = await createGate({ tools: [v2], ledger }).call("pay", { orderId: "o" }, { idempotencyKey: "k" });
+  return { first, replay, runs };
+}
+
+describe("a replay after the tool's version changed", () => {
+  it("whose stored data breaks the new output contract is FAILED/applied, named by the version that stored it", async () => {
+    const { first, replay, runs } = await replayAfterUpgrade(z.object({ paymentId: z.string(), status: z.enum(["pending", "settled"]) }));
+    expect(first.ok).toBe(true);
+    expect(replay).toMatchObject({ ok: false, code: "FAILED", effect: "applied", retryable: false, meta: { version: "1.0.0", replayed: true, attempts: 0 } });
+    expect(runs).toBe(0); // the payment is not made twice
+  });
+
+  it("whose stored data the new contract accepts is the stored success, named by the version that stored it", async () => {
+    const { replay, runs } = await replayAfterUpgrade(z.object({ paymentId: z.string(), status: z.string().optional() }));
+    expect(replay).toMatchObject({ ok: true, data: { paymentId: "p_1" }, meta: { version: "1.0.0", replayed: true } });
+    expect(runs).toBe(0);
+  });
+
+  it("by the same version: the stored success as before, with the tool's version", async () => {
+    const ledger = memoryLedger();
+    const gate = createGate({ tools: [pay("1.0.0", V1, { paymentId: "p_1" })], ledger });
+    await gate.call("pay", { orderId: "o" }, { idempotencyKey: "k" });
+    expect(await gate.call("pay", { orderId: "o" }, { idempotencyKey: "k" })).toMatchObject({ ok: true, data: { paymentId: "p_1" }, meta: { version: "1.0.0", replayed: true } });
+  });
+});
