@@ -14,6 +14,7 @@ import { guardHandler, safeHook, warnOnceOnHookError, type CallRecord, type Hook
 import { listingFor, type ToolListing } from "./json-schema.js";
 import { compileUnknownKeyCheck, type UnknownKeyCheck } from "./unknown-keys.js";
 import { compileFastInput, compileFastOutput } from "./fast-path.js";
+import { checkKnownKeys } from "./known-keys.js";
 import type { JsonSchema } from "./standard.js";
 import type { Ledger } from "./ledger/types.js";
 
@@ -99,6 +100,9 @@ export interface ResolvedGate {
   readonly random: () => number;
 }
 
+/** The keys of {@link GateOptions}. */
+const GATE_KEYS = ["tools", "limits", "retry", "breaker", "timeoutMs", "concurrency", "redact", "ledger", "authorize", "approve", "onCall", "onAttempt", "onBreakerChange", "onHookError", "random"];
+
 function bad(code: string, message: string): never {
   throw new ToolgateConfigError(code, `createGate: ${message}`);
 }
@@ -110,7 +114,31 @@ function positiveInt(v: unknown, max: number): v is number {
 /** Check options and build the runtime. Throws ToolgateConfigError on misuse. */
 export function resolveGate(o: GateOptions): ResolvedGate {
   if (typeof o !== "object" || o === null) bad("E_GATE", "expected an options object");
+  checkKnownKeys(o, GATE_KEYS, "", (m) => bad("E_GATE_OPTIONS", m));
   if (!Array.isArray(o.tools) || o.tools.length === 0) bad("E_GATE_TOOLS", "tools must be a non-empty array of defineTool(...) values");
+  if (o.limits !== undefined) {
+    if (typeof o.limits !== "object" || o.limits === null) bad("E_GATE_LIMITS", "limits must be an object");
+    checkKnownKeys(o.limits, Object.keys(DEFAULT_LIMITS), "limits.", (m) => bad("E_GATE_LIMITS", m));
+  }
+  if (o.retry !== undefined) {
+    if (typeof o.retry !== "object" || o.retry === null) {
+      bad("E_GATE_RETRY", "retry must be an object (retry: { attempts: 1 } for no retries; retry: false is per tool, in defineTool)");
+    }
+    checkKnownKeys(o.retry, ["attempts", "baseMs", "capMs", "budget"], "retry.", (m) => bad("E_GATE_RETRY", m));
+    const budget: unknown = o.retry.budget;
+    if (budget !== undefined && budget !== false) {
+      if (typeof budget !== "object" || budget === null) bad("E_GATE_RETRY", "retry.budget must be an object or false");
+      checkKnownKeys(budget, ["ratio", "reserve"], "retry.budget.", (m) => bad("E_GATE_RETRY", m));
+    }
+  }
+  if (o.breaker !== undefined && o.breaker !== false) {
+    if (typeof o.breaker !== "object" || o.breaker === null) bad("E_GATE_BREAKER", "breaker must be an object or false");
+    checkKnownKeys(o.breaker, ["threshold", "halfOpenAfterMs"], "breaker.", (m) => bad("E_GATE_BREAKER", m));
+  }
+  if (o.redact !== undefined) {
+    if (typeof o.redact !== "object" || o.redact === null) bad("E_GATE_REDACT", "redact must be an object");
+    checkKnownKeys(o.redact, ["patterns", "replaceDefaults", "replacement"], "redact.", (m) => bad("E_GATE_REDACT", m));
+  }
   const limits: Limits = { ...DEFAULT_LIMITS, ...o.limits };
   if (!positiveInt(limits.maxBytes, 2 ** 31)) bad("E_GATE_LIMITS", "limits.maxBytes must be a positive integer");
   if (!positiveInt(limits.maxDepth, 1000)) bad("E_GATE_LIMITS", "limits.maxDepth must be an integer from 1 to 1000");

@@ -132,9 +132,9 @@ function callTool(g: ResolvedGate, name: string, args: unknown, given: CallOptio
     const rt = typeof name === "string" ? g.runtimes.get(name) : undefined;
     const shown = rt !== undefined ? rt.tool.name : typeof name === "string" && TOOL_NAME.test(name) ? g.redact(name) : "<invalid>";
     const opts = given === undefined ? undefined : readOptions(given);
-    if (opts === "invalid") {
+    if (opts instanceof BadOption) {
       const c: Call = { g, tool: rt?.tool, name: shown, callId: newCallId(), t0 };
-      return Promise.resolve(finish(c, { ok: false, failure: _fail("FAILED", MSG.callOptions, false, "none") }, 0));
+      return Promise.resolve(finish(c, { ok: false, failure: _fail("FAILED", MSG.callOptions, false, "none", { issues: [opts.issue] }) }, 0));
     }
     const c: Call = { g, tool: rt?.tool, name: shown, callId: opts?.callId ?? newCallId(), t0 };
     if (rt === undefined) return Promise.resolve(finish(c, { ok: false, failure: _fail("UNKNOWN_TOOL", MSG.unknownTool, false, "none") }, 0));
@@ -385,24 +385,39 @@ function judged(g: ResolvedGate, tool: AnyTool, input: unknown, value: unknown, 
   return verdict instanceof Promise ? verdict.then(toDone) : toDone(verdict);
 }
 
+/** Which call option is wrong, as the envelope's issue (the option's name, never its value). */
+class BadOption {
+  readonly issue: ReturnType<typeof issue>;
+  constructor(path: string, code: string, message: string) {
+    this.issue = issue(path, code, message);
+  }
+}
+
 /**
  * The caller's options, each field read once (a getter or a Proxy cannot show the checks one
- * value and the call another), checked, as a plain object; "invalid" when any is wrong or a read throws.
+ * value and the call another), checked, as a plain object; a {@link BadOption} when one is wrong
+ * or a read throws.
  */
-function readOptions(o: unknown): CallOptions | "invalid" {
-  if (typeof o !== "object" || o === null) return "invalid";
+function readOptions(o: unknown): CallOptions | BadOption {
+  if (typeof o !== "object" || o === null) return new BadOption("", "invalid_type", "Call options must be an object");
   let callId: unknown, idempotencyKey: unknown, principal: unknown, signal: unknown, principalId: unknown;
   try {
     ({ callId, idempotencyKey, principal, signal } = o as Record<string, unknown>);
     // The caller's object itself (a class instance keeps its getters and methods for `authorize`).
     if (typeof principal === "object" && principal !== null) principalId = (principal as { id?: unknown }).id;
   } catch {
-    return "invalid";
+    return new BadOption("", "unreadable", "Call options could not be read");
   }
-  const key = (v: unknown): boolean => v === undefined || (typeof v === "string" && v.length > 0 && v.length <= 256);
-  if (!key(callId) || !key(idempotencyKey)) return "invalid";
-  if (principal !== undefined && typeof principalId !== "string") return "invalid";
-  if (signal !== undefined && !(signal instanceof AbortSignal)) return "invalid";
+  const key = (name: string, v: unknown): BadOption | undefined => {
+    if (v === undefined) return undefined;
+    if (typeof v !== "string") return new BadOption(name, "invalid_type", `${name} must be a string`);
+    if (v.length === 0) return new BadOption(name, "too_small", `${name} must not be empty`);
+    return v.length <= 256 ? undefined : new BadOption(name, "too_big", `${name} must be at most 256 characters`);
+  };
+  const badKey = key("callId", callId) ?? key("idempotencyKey", idempotencyKey);
+  if (badKey !== undefined) return badKey;
+  if (principal !== undefined && typeof principalId !== "string") return new BadOption("principal.id", "invalid_type", "principal must be an object with a string id");
+  if (signal !== undefined && !(signal instanceof AbortSignal)) return new BadOption("signal", "invalid_type", "signal must be an AbortSignal");
   const out: { -readonly [K in keyof CallOptions]: CallOptions[K] } = {};
   if (callId !== undefined) out.callId = callId as string;
   if (idempotencyKey !== undefined) out.idempotencyKey = idempotencyKey as string;

@@ -6,6 +6,7 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { isToolError, ToolgateConfigError, type FailureKind, type ToolError } from "./errors.js";
 import { isStandardSchema } from "./standard.js";
+import { checkKnownKeys } from "./known-keys.js";
 import type { EffectRef } from "./result.js";
 
 /** Who is calling, as the host authenticated them. toolgate never authenticates. */
@@ -160,6 +161,9 @@ export function isTool(v: unknown): v is AnyTool {
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
+/** The keys of {@link ToolDefinition}. */
+const TOOL_KEYS = ["name", "version", "description", "input", "output", "effect", "timeoutMs", "retry", "unknownKeys", "concurrency", "approval", "idempotencyKey", "idempotentDownstream", "reconcile", "classify", "check", "execute"];
+
 function bad(code: string, name: string, message: string): never {
   throw new ToolgateConfigError(code, `defineTool(${JSON.stringify(name)}): ${message}`);
 }
@@ -197,6 +201,7 @@ export function defineTool<const N extends string, I extends StandardSchemaV1, O
   if (typeof def !== "object" || def === null) throw new ToolgateConfigError("E_TOOL", "defineTool: expected a definition object");
   const name = def.name;
   if (typeof name !== "string" || !NAME.test(name)) bad("E_TOOL_NAME", String(name), "name must match [A-Za-z0-9_-]{1,64}");
+  checkKnownKeys(def, TOOL_KEYS, "", (m) => bad("E_TOOL_OPTIONS", name, m));
   if (typeof def.version !== "string" || def.version.length === 0) bad("E_TOOL_VERSION", name, "version must be a non-empty string");
   if (typeof def.description !== "string" || def.description.length === 0) {
     bad("E_TOOL_DESCRIPTION", name, "description must be a non-empty string");
@@ -210,6 +215,7 @@ export function defineTool<const N extends string, I extends StandardSchemaV1, O
   }
   if (def.retry !== undefined && def.retry !== false) {
     if (typeof def.retry !== "object" || def.retry === null) bad("E_TOOL_RETRY", name, "retry must be an object or false");
+    checkKnownKeys(def.retry, ["attempts", "baseMs", "capMs"], "retry.", (m) => bad("E_TOOL_RETRY", name, m));
     _checkRetry(def.retry, (m) => bad("E_TOOL_RETRY", name, m));
   }
   if (def.unknownKeys !== undefined && def.unknownKeys !== "reject" && def.unknownKeys !== "strip") {

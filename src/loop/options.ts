@@ -3,6 +3,7 @@
  * @module
  */
 import { ToolgateConfigError } from "../errors.js";
+import { checkKnownKeys } from "../known-keys.js";
 import { createRedactor, type RedactOptions, type Redactor } from "../redact.js";
 import { safeHook, warnOnceOnHookError, type HookErrorHandler } from "../hooks.js";
 import type { LoopDecision } from "./decision.js";
@@ -66,6 +67,7 @@ function int(v: unknown, min: number, max: number, name: string): number {
 /** Check options and apply defaults. */
 export function resolveLoopOptions(o: LoopPolicyOptions = {}): ResolvedLoopOptions {
   if (typeof o !== "object" || o === null) bad("expected an options object");
+  checkKnownKeys(o, ["repairBudget", "maxTurns", "maxCalls", "requireFieldChange", "includeArguments", "redact", "now", "onDecision", "onHookError"], "", bad);
   for (const b of ["requireFieldChange", "includeArguments"] as const) {
     if (o[b] !== undefined && typeof o[b] !== "boolean") bad(`${b} must be a boolean`);
   }

@@ -48,6 +48,32 @@ describe("misuse is a clear configuration error, thrown at definition time", () 
     expect(codeOf(() => createGate({ tools: [t], timeoutMs: -1 }))).toBe("E_GATE_TIMEOUT");
     expect(codeOf(() => createGate({ tools: [t], onCall: "x" as never }))).toBe("E_GATE_HOOK");
     expect(codeOf(() => createGate({ tools: [t], retry: { budget: { ratio: 2 } } }))).toBe("E_GATE_RETRY");
+    // retry: false is a per-tool option; on the gate it would have been ignored (3 attempts).
+    expect(codeOf(() => createGate({ tools: [t], retry: false as never }))).toBe("E_GATE_RETRY");
+    expect(codeOf(() => createGate({ tools: [t], breaker: true as never }))).toBe("E_GATE_BREAKER");
+  });
+
+  it("an option key nobody knows is refused, naming the nearest known one (a typo would have been ignored)", () => {
+    const t = defineTool(ok);
+    const message = (f: () => unknown): string => {
+      try {
+        f();
+      } catch (e) {
+        return isToolgateConfigError(e) ? `${e.code}: ${e.message}` : "not a config error";
+      }
+      return "no error";
+    };
+    expect(message(() => createGate({ tools: [t], timeout: 5 } as never))).toMatch(/^E_GATE_OPTIONS: createGate: unknown option timeout \(did you mean timeoutMs\?\); known: tools, /);
+    expect(message(() => defineTool({ ...ok, retries: 2 } as never))).toMatch(/^E_TOOL_OPTIONS: defineTool\("t"\): unknown option retries \(did you mean retry\?\)/);
+    expect(message(() => defineTool({ ...ok, retry: { attempt: 1 } } as never))).toMatch(/E_TOOL_RETRY: .*unknown option retry\.attempt \(did you mean retry\.attempts\?\)/);
+    expect(message(() => createGate({ tools: [t], retry: { budget: { ratoi: 0.5 } } } as never))).toMatch(/E_GATE_RETRY: .*retry\.budget\.ratoi \(did you mean retry\.budget\.ratio\?\)/);
+    expect(message(() => createGate({ tools: [t], limits: { maxByte: 10 } } as never))).toMatch(/E_GATE_LIMITS: .*limits\.maxByte \(did you mean limits\.maxBytes\?\)/);
+    expect(message(() => createGate({ tools: [t], breaker: { treshold: 3 } } as never))).toMatch(/E_GATE_BREAKER: .*breaker\.treshold \(did you mean breaker\.threshold\?\)/);
+    expect(message(() => createGate({ tools: [t], redact: { pattern: [] } } as never))).toMatch(/E_GATE_REDACT: .*redact\.pattern \(did you mean redact\.patterns\?\)/);
+    expect(message(() => createGate({ tools: [t], zzz: 1 } as never))).toMatch(/unknown option zzz; known:/); // nothing close: no guess
+    // Every documented key is accepted; a defined tool can be spread into a new definition.
+    expect(() => defineTool({ ...t, name: "t2" })).not.toThrow();
+    expect(() => createGate({ tools: [t], limits: {}, retry: { attempts: 1, baseMs: 0, capMs: 0, budget: { ratio: 0.1, reserve: 1 } }, breaker: { threshold: 1, halfOpenAfterMs: 0 }, redact: { patterns: [], replacement: "x", replaceDefaults: false }, timeoutMs: 1, concurrency: 1, random: Math.random })).not.toThrow();
   });
 
   it("an input schema that JSON Schema cannot represent is refused with the reason", () => {

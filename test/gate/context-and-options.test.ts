@@ -58,6 +58,22 @@ describe("the caller's options", () => {
     }
   });
 
+  it("a wrong option is named in the issues (never its value)", async () => {
+    const cases: [unknown, { path: string; code: string }][] = [
+      [{ idempotencyKey: "" }, { path: "idempotencyKey", code: "too_small" }],
+      [{ idempotencyKey: "k".repeat(257) }, { path: "idempotencyKey", code: "too_big" }],
+      [{ callId: 5 }, { path: "callId", code: "invalid_type" }],
+      [{ principal: { name: "sk-live-abcdefghijklmnop" } }, { path: "principal.id", code: "invalid_type" }],
+      [{ signal: "stop" }, { path: "signal", code: "invalid_type" }],
+      ["opts", { path: "", code: "invalid_type" }],
+    ];
+    for (const [opts, want] of cases) {
+      const r = await gate.call("t", {}, opts as never);
+      expect(r.ok ? null : [r.code, r.message, r.issues?.map((i) => ({ path: i.path, code: i.code }))], JSON.stringify(opts)).toEqual(["FAILED", "Invalid call options", [want]]);
+      expect(JSON.stringify(r)).not.toMatch(/kkkk|sk-live/);
+    }
+  });
+
   it("each option is read once: what was checked is what the call uses", async () => {
     let reads = 0;
     const opts = {

@@ -367,6 +367,9 @@ describe("loop policy: caps and the host loop", () => {
     expect(() => createLoopPolicy({ maxTurns: 0 })).toThrow(/maxTurns/);
     expect(() => createLoopPolicy({ maxCalls: 1.5 })).toThrow(/maxCalls/);
     expect(() => createLoopPolicy({ includeArguments: "yes" as unknown as boolean })).toThrow(/includeArguments/);
+    // A misspelt option is refused, not ignored in favour of the default.
+    expect(() => createLoopPolicy({ maxTurn: 3 } as never)).toThrow(/E_LOOP_OPTIONS|unknown option maxTurn \(did you mean maxTurns\?\)/);
+    expect(() => createLoopPolicy().with({ repairBudgets: 2 } as never)).toThrow(/unknown option repairBudgets \(did you mean repairBudget\?\)/);
     const p = createLoopPolicy({ maxTurns: 4 });
     const q = p.with({ repairBudget: 3 });
     expect([p.options.repairBudget, p.options.maxTurns, q.options.repairBudget, q.options.maxTurns]).toEqual([1, 4, 3, 4]);
