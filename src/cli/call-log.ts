@@ -6,8 +6,7 @@
 import { createWriteStream, openSync } from "node:fs";
 import type { Writable } from "node:stream";
 import { CliError } from "./command.js";
-import { createCallLog, jsonLineSink } from "../log/index.js";
-import type { Gate } from "../gate.js";
+import { createCallLog, jsonLineSink, type GateObserver } from "../log/index.js";
 
 /**
  * Where `--log` writes: stdout, stderr or a file opened now (synchronously, so a bad path is a
@@ -31,11 +30,13 @@ export function openCallLog(where: string | undefined, stdio: boolean): Writable
 }
 
 /**
- * Wrap the gate with a call log on `stream`. A write error later (disk full, a closed pipe) is
- * reported once on stderr and stops the call log; it never ends the server.
+ * The call log on `stream` (`undefined` when off): its `hooks` go into the gate the CLI builds (so
+ * each line carries the call's attempt events), its `instrument` wraps the gate that is served. A
+ * write error later (disk full, a closed pipe) is reported once on stderr and stops the call log;
+ * it never ends the server.
  */
-export function withCallLog(command: string, gate: Gate, stream: Writable | undefined, label: string): Gate {
-  if (stream === undefined) return gate;
+export function cliCallLog(command: string, stream: Writable | undefined, label: string): GateObserver | undefined {
+  if (stream === undefined) return undefined;
   let failed = false;
   stream.on("error", (e: Error & { code?: unknown }) => {
     if (failed) return;
@@ -43,5 +44,5 @@ export function withCallLog(command: string, gate: Gate, stream: Writable | unde
     if (stream !== process.stderr) process.stderr.write(`${command}: --log ${label}: write failed (${typeof e.code === "string" ? e.code : e.message}); call logging stopped\n`);
   });
   const write = jsonLineSink(stream);
-  return createCallLog({ sink: (line, event) => void (failed || write(line, event)) }).instrument(gate);
+  return createCallLog({ sink: (line, event) => void (failed || write(line, event)) });
 }

@@ -128,5 +128,5 @@ async function run(argv: readonly string[]): Promise<number> {
   return full.ok ? 0 : 1;
 }
 
-const command: Command = { summary: "check that advertised contracts match what the gate enforces", usage, run };
+const command: Command = { summary: "Check that advertised contracts match what the gate enforces", usage, run };
 export default command;

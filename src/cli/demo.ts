@@ -110,5 +110,5 @@ async function run(argv: readonly string[]): Promise<number> {
   return report.ok ? 0 : 1;
 }
 
-const demo: Command = { summary: "run the orders story end to end (MCP stdio, SQLite, the loop policy)", usage, run };
+const demo: Command = { summary: "Run the orders story end to end (MCP stdio, SQLite, the loop policy)", usage, run };
 export default demo;

@@ -17,7 +17,8 @@ import { MAX_LIST } from "../ledger/_decide.js";
 const usage = `Usage: toolgate ledger <list|show|unresolved|prune> --db <path|postgres://…> [options]
 
   list                 recent write calls, newest first
-  show <id>            one entry (by entry id or call id), with its stored result
+  show <id>            one entry (by entry ID, a unique prefix of it as list prints it, or call id),
+                       with its stored result; an ambiguous prefix is refused (exit 2)
   unresolved           calls whose outcome is unknown: in flight (running, or abandoned by a
                        crashed process) or settled with effect "unknown"; exit code 1 if any
   prune                remove settled, resolved entries whose key expired; never unresolved
@@ -198,11 +199,12 @@ async function runOn(
       return entries.length === 0 ? 0 : 1;
     }
     case "show": {
-      const e = await ledger.get(id!);
-      if (e === undefined) {
-        process.stderr.write(`toolgate ledger: no entry ${JSON.stringify(id)}\n`);
-        return 1;
+      const found = await findEntry(ledger, id!);
+      if (!("entry" in found)) {
+        process.stderr.write(`toolgate ledger: ${found.message}\n`);
+        return found.exit;
       }
+      const e = found.entry;
       const result: unknown = e.result === null ? null : JSON.parse(e.result);
       out(json ? JSON.stringify({ ...view(e, now), result }) : JSON.stringify({ ...view(e, now), result }, null, 2));
       return 0;
@@ -213,6 +215,36 @@ async function runOn(
       return 0;
     }
   }
+}
+
+/** Shortest ID prefix `show` looks up. */
+const MIN_PREFIX = 4;
+/** How many matches an ambiguous prefix names. */
+const SHOWN_MATCHES = 5;
+
+/**
+ * `show`'s argument: an entry ID or a call id (exact, as `Ledger.get`), else a unique prefix of an
+ * entry ID (what `list` prints), searched among the newest {@link MAX_LIST} entries and the unresolved ones.
+ */
+async function findEntry(ledger: Ledger, id: string): Promise<{ entry: LedgerEntry } | { exit: number; message: string }> {
+  const exact = await ledger.get(id);
+  if (exact !== undefined) return { entry: exact };
+  const none = { exit: 1, message: `no entry ${JSON.stringify(id)}` };
+  if (!/^[0-9a-f-]{1,35}$/i.test(id)) return none;
+  if (id.length < MIN_PREFIX) return { exit: 2, message: `no entry ${JSON.stringify(id)}; an ID prefix needs at least ${MIN_PREFIX} characters (E_USAGE)` };
+  const prefix = id.toLowerCase();
+  const [recent, open] = await Promise.all([ledger.list({ limit: MAX_LIST }), ledger.unresolved({ limit: MAX_LIST })]);
+  const matches = new Map<string, LedgerEntry>();
+  for (const e of [...recent, ...open]) if (e.id.toLowerCase().startsWith(prefix)) matches.set(e.id, e);
+  const [first, ...more] = matches.values();
+  if (first !== undefined && more.length === 0) return { entry: first };
+  if (first !== undefined) {
+    const ids = [...matches.keys()].sort();
+    const named = ids.slice(0, SHOWN_MATCHES).join(", ") + (ids.length > SHOWN_MATCHES ? ` and ${ids.length - SHOWN_MATCHES} more` : "");
+    return { exit: 2, message: `ID prefix ${JSON.stringify(id)} is ambiguous: it matches ${named}; give more characters (E_AMBIGUOUS_ID)` };
+  }
+  if (recent.length === MAX_LIST) return { exit: 1, message: `no entry ${JSON.stringify(id)} among the newest ${MAX_LIST} entries; give the full ID (list --json prints it)` };
+  return none;
 }
 
 const command: Command = { summary: "Inspect the effect ledger: list, show, unresolved, prune", usage, run };

@@ -6,11 +6,12 @@
  * @module
  */
 import { stat } from "node:fs/promises";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { createGate, type Gate } from "../gate.js";
 import { isTool, type AnyTool } from "../tool.js";
 import { isToolgateConfigError } from "../errors.js";
+import type { HookSet } from "../log/compose.js";
 import { CliError } from "./command.js";
 
 /** Extensions loaded through tsx when Node cannot load them itself. */
@@ -77,7 +78,16 @@ async function importModule(modulePath: string, url: string): Promise<Record<str
   }
 }
 
-function toGate(modulePath: string, exported: unknown): Gate {
+/** What `toGate` adds to a gate it builds itself (a module exporting tools). */
+export interface LoadOptions {
+  /**
+   * Observation hooks for the gate built from an array of tools (a call log's or OpenTelemetry's
+   * `hooks`). A module exporting a ready gate keeps the hooks it was built with. Default: none.
+   */
+  readonly hooks?: HookSet;
+}
+
+function toGate(modulePath: string, exported: unknown, options: LoadOptions): Gate {
   if (_isGate(exported)) return exported;
   if (Array.isArray(exported)) {
     if (exported.length === 0) throw new CliError("E_MODULE_NO_TOOLS", `${modulePath}: the default export is an empty array of tools`);
@@ -86,7 +96,7 @@ function toGate(modulePath: string, exported: unknown): Gate {
       throw new CliError("E_MODULE_TOOL", `${modulePath}: default export item ${bad} is not a defineTool(...) value`);
     }
     try {
-      return createGate({ tools: exported as readonly AnyTool[] });
+      return createGate({ tools: exported as readonly AnyTool[], ...options.hooks });
     } catch (e) {
       if (isToolgateConfigError(e)) throw new CliError("E_MODULE_TOOL", `${modulePath}: ${firstLine(e)}`);
       throw new CliError("E_MODULE_IMPORT", `${modulePath}: cannot build a gate: ${firstLine(e)}`);
@@ -95,42 +105,67 @@ function toGate(modulePath: string, exported: unknown): Gate {
   if (exported === undefined) {
     throw new CliError("E_MODULE_NO_TOOLS", `${modulePath} has no default export; export default a gate or an array of defineTool(...) values`);
   }
+  if (isTool(exported)) {
+    throw new CliError("E_MODULE_NO_TOOLS", `${modulePath}: the default export is a single tool (${JSON.stringify(exported.name)}), not an array; wrap it in [ ]`);
+  }
   throw new CliError(
     "E_MODULE_NO_TOOLS",
     `${modulePath}: the default export is neither a gate nor an array of defineTool(...) values`,
   );
 }
 
+const MODULE_EXTENSIONS = [".ts", ".mts", ".js", ".mjs"] as const;
+
+async function kind(abs: string): Promise<"file" | "directory" | undefined> {
+  try {
+    const s = await stat(abs);
+    return s.isFile() ? "file" : s.isDirectory() ? "directory" : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The first of `candidates` (paths as the user spelled them) that is a file. */
+async function firstFile(candidates: readonly string[]): Promise<string | undefined> {
+  for (const c of candidates) if ((await kind(resolve(process.cwd(), c))) === "file") return c;
+  return undefined;
+}
+
+/** Not a file: say what is there instead (a directory, the same name with an extension). */
+async function notAFile(modulePath: string, abs: string): Promise<CliError> {
+  if ((await kind(abs)) === "directory") {
+    const index = await firstFile(MODULE_EXTENSIONS.map((e) => join(modulePath, `index${e}`)));
+    return new CliError("E_MODULE_NOT_FOUND", `${modulePath} is a directory; name the module file${index !== undefined ? `, e.g. ${index}` : ""}`);
+  }
+  const withExt = await firstFile(MODULE_EXTENSIONS.map((e) => modulePath + e));
+  return new CliError("E_MODULE_NOT_FOUND", `module not found: ${modulePath}${withExt !== undefined ? `; did you mean ${withExt}?` : ""}`);
+}
+
 /**
  * Load a module whose default export is a gate (`createGate(...)`) or an array of `defineTool(...)`
- * values, and return a gate. Relative paths resolve against the current directory.
+ * values, and return a gate. Relative paths resolve against the current directory. `options.hooks`
+ * go into the gate built from an array of tools; a ready gate is returned as it is.
  *
  * Throws {@link CliError} with one of these codes:
- * `E_MODULE_NOT_FOUND` (no such file), `E_MODULE_TS` (a `.ts` module and no tsx),
+ * `E_MODULE_NOT_FOUND` (no such file; a directory or a path missing its extension says so), `E_MODULE_TS` (a `.ts` module and no tsx),
  * `E_MODULE_IMPORT` (the module threw or failed to import), `E_MODULE_NO_TOOLS` (no default export,
- * an empty array, or something else), `E_MODULE_TOOL` (a tool fails `defineTool`/`createGate`; the
+ * an empty array, a single tool (wrap it in `[ ]`), or something else), `E_MODULE_TOOL` (a tool fails `defineTool`/`createGate`; the
  * message is the {@link ToolgateConfigError}'s).
  * @example
  * const gate = await loadGate("examples/orders/index.ts");
  * console.log(gate.list().map((t) => t.name));
  */
-export async function loadGate(modulePath: string): Promise<Gate> {
+export async function loadGate(modulePath: string, options: LoadOptions = {}): Promise<Gate> {
   if (typeof modulePath !== "string" || modulePath.length === 0) {
     throw new CliError("E_USAGE", "expected a module path");
   }
   const abs = resolve(process.cwd(), modulePath);
-  let isFile = false;
-  try {
-    isFile = (await stat(abs)).isFile();
-  } catch {
-    isFile = false;
-  }
-  if (!isFile) throw new CliError("E_MODULE_NOT_FOUND", `module not found: ${modulePath}`);
+  if ((await kind(abs)) !== "file") throw await notAFile(modulePath, abs);
   const mod = await importModule(modulePath, pathToFileURL(abs).href);
   let exported: unknown = mod.default;
   // A CommonJS-compiled module seen through ESM interop: { default: { default: … } }.
   if (!_isGate(exported) && !Array.isArray(exported) && typeof exported === "object" && exported !== null && "default" in exported) {
     exported = (exported as { default: unknown }).default;
   }
-  return toGate(modulePath, exported);
+  return toGate(modulePath, exported, options);
 }

@@ -4,26 +4,65 @@
  * command's usage and a message (exit 2); nothing else reaches the user as a stack trace.
  * @module
  */
-import { realpathSync } from "node:fs";
+import { readFileSync, realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { CliError } from "./command.js";
 import { commands } from "./commands.js";
 
-function overview(): string {
+/** The usage of `toolgate` itself: each command with its one-line summary. */
+async function overview(): Promise<string> {
   const names = Object.keys(commands).sort();
-  return ["Usage: toolgate <command> [options]", "", "Commands:", ...names.map((n) => `  ${n}`), "", "Run `toolgate <command> --help` for a command's options."].join("\n");
+  const summaries = await Promise.all(
+    names.map((n) =>
+      commands[n]!().then(
+        (m) => m.default.summary,
+        () => "", // a command that cannot load still gets its name listed; running it reports why
+      ),
+    ),
+  );
+  const width = Math.max(...names.map((n) => n.length));
+  const rows = names.map((n, i) => (summaries[i] === "" ? `  ${n}` : `  ${n.padEnd(width)}  ${summaries[i]!}`));
+  return [
+    "Usage: toolgate <command> [options]",
+    "",
+    "Commands:",
+    ...rows,
+    "",
+    "Options:",
+    "  -h, --help     this overview; `toolgate <command> --help` for a command's options",
+    "  -v, --version  the toolgate version",
+  ].join("\n");
+}
+
+/** This package's version: the `package.json` named toolgate above this file (src/cli in dev, dist/src/cli built). */
+export function _version(): string {
+  let dir = new URL(".", import.meta.url);
+  for (let i = 0; i < 6; i++) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL("package.json", dir), "utf8")) as { name?: unknown; version?: unknown };
+      if (pkg.name === "toolgate" && typeof pkg.version === "string") return pkg.version;
+    } catch {
+      // no package.json here: look one level up
+    }
+    dir = new URL("..", dir);
+  }
+  return "unknown";
 }
 
 /** Run the CLI with `argv` (without node and script). Returns the exit code. */
 export async function main(argv: readonly string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === "--help" || name === "-h" || name === "help") {
-    process.stdout.write(overview() + "\n");
+    process.stdout.write((await overview()) + "\n");
     return name === undefined ? 2 : 0;
   }
-  const load = commands[name];
+  if (name === "--version" || name === "-v") {
+    process.stdout.write(_version() + "\n");
+    return 0;
+  }
+  const load = Object.hasOwn(commands, name) ? commands[name] : undefined;
   if (load === undefined) {
-    process.stderr.write(`toolgate: unknown command ${JSON.stringify(name)} (E_UNKNOWN_COMMAND)\n\n${overview()}\n`);
+    process.stderr.write(`toolgate: unknown command ${JSON.stringify(name)} (E_UNKNOWN_COMMAND)\n\n${await overview()}\n`);
     return 2;
   }
   const cmd = (await load()).default;

@@ -13,7 +13,7 @@ import { serveStdio } from "../mcp/stdio.js";
 import { serveHttp } from "../mcp/http.js";
 import { isToolgateConfigError } from "../errors.js";
 import type { Gate } from "../gate.js";
-import { openCallLog, withCallLog } from "./call-log.js";
+import { cliCallLog, openCallLog } from "./call-log.js";
 
 const DEFAULT_ENV_LIST = DEFAULT_INHERITED_ENV_VARS.join(", ");
 
@@ -100,8 +100,9 @@ async function run(argv: readonly string[]): Promise<number> {
   });
   // Every --http and --log check before the upstream starts or the lock file is written.
   const http = httpOptionsFromFlags(values);
-  const callLog = openCallLog(values.log ?? "off", http === undefined);
-  const instrument = callLog === undefined ? {} : { instrument: (g: Gate) => withCallLog("toolgate proxy", g, callLog, values.log!) };
+  const callLog = cliCallLog("toolgate proxy", openCallLog(values.log ?? "off", http === undefined), values.log ?? "off");
+  // hooks: the attempt events of each call; instrument: every call, the proxy's own refusals too.
+  const observe = callLog === undefined ? {} : { hooks: callLog.hooks, instrument: (g: Gate) => callLog.instrument(g) };
   const secrets = [values["token-env"], values["upstream-token-env"]].filter((v): v is string => v !== undefined);
   let upstream: UpstreamSpec;
   if (values["upstream-url"] !== undefined) {
@@ -143,7 +144,7 @@ async function run(argv: readonly string[]): Promise<number> {
       ...(lockPath !== undefined ? { lockPath } : {}),
       updateLock: values["update-lock"] === true,
       onLog: log,
-      ...instrument,
+      ...observe,
     });
   } catch (e) {
     if (isToolgateConfigError(e)) throw new CliError(e.code, e.message);

@@ -10,7 +10,7 @@ import { serveStdio } from "../mcp/stdio.js";
 import { serveHttp } from "../mcp/http.js";
 import { isToolgateConfigError } from "../errors.js";
 import { httpFlagOptions, httpFlagUsage, httpOptionsFromFlags } from "./http-flags.js";
-import { openCallLog, withCallLog } from "./call-log.js";
+import { cliCallLog, openCallLog } from "./call-log.js";
 
 export { parseHostPort } from "./http-flags.js";
 
@@ -24,7 +24,9 @@ ${httpFlagUsage}
   --name <name>            server name in initialize (default: the module's file name)
   --server-version <v>     server version in initialize (default: 0.0.0)
   --log <where>            one JSON line per call: stdout, stderr, off, or a file path to append to
-                           (default: stdout with --http; stderr with stdio, whose stdout is the protocol)
+                           (default: stdout with --http; stderr with stdio, whose stdout is the protocol).
+                           Attempt events need a module exporting tools; a ready gate's lines have
+                           attempts [] (the count is in toolgate.attempts)
   -h, --help               this help`;
 
 async function run(argv: readonly string[]): Promise<number> {
@@ -42,8 +44,11 @@ async function run(argv: readonly string[]): Promise<number> {
   if (positionals.length !== 1) throw new CliError("E_USAGE", positionals.length === 0 ? "expected a module path" : "expected exactly one module path");
   const modulePath = positionals[0]!;
   const httpOptions = httpOptionsFromFlags(values); // every --http check before the module loads
-  const log = openCallLog(values.log, values.http === undefined);
-  const gate = withCallLog("toolgate serve", await loadGate(modulePath), log, values.log ?? (values.http === undefined ? "stderr" : "stdout"));
+  const callLog = cliCallLog("toolgate serve", openCallLog(values.log, values.http === undefined), values.log ?? (values.http === undefined ? "stderr" : "stdout"));
+  // The call log's hooks go into a gate built from an array of tools (its lines then carry each attempt);
+  // a module's ready gate keeps its own hooks (its lines: attempts [], the count in toolgate.attempts).
+  const loaded = await loadGate(modulePath, callLog === undefined ? {} : { hooks: callLog.hooks });
+  const gate = callLog === undefined ? loaded : callLog.instrument(loaded);
   const info = { name: values.name ?? basename(modulePath, extname(modulePath)), version: values["server-version"] ?? "0.0.0" };
   try {
     createMcpServer(gate, info); // check the listing once, before any client connects

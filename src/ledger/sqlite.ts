@@ -5,6 +5,7 @@
  * the file (writes serialize on SQLite's lock, waiting up to `busyTimeoutMs`).
  * @module
  */
+import { existsSync } from "node:fs";
 import Database from "better-sqlite3";
 import { ToolgateConfigError } from "../errors.js";
 import type { EffectRef } from "../result.js";
@@ -29,9 +30,9 @@ export interface SqliteLedgerOptions extends LedgerOptions {
   /**
    * Open an existing ledger without changing it. Default `false`. `true`: the file is opened
    * read-only and must already hold a ledger at this toolgate's schema version (otherwise a
-   * {@link ToolgateConfigError} `E_LEDGER_MISSING` or `E_LEDGER_SCHEMA`); nothing is created or
-   * migrated and the journal mode is left alone; `claim`, `recordEffect`, `settle` and `prune`
-   * reject (`E_LEDGER_READONLY`). For tools that only look, such as `toolgate ledger list`.
+   * {@link ToolgateConfigError} `E_LEDGER_MISSING` — no file, or no ledger in it — or
+   * `E_LEDGER_SCHEMA`); nothing is created or migrated and the journal mode is left alone;
+   * `claim`, `recordEffect`, `settle` and `prune` reject (`E_LEDGER_READONLY`). For tools that only look, such as `toolgate ledger list`.
    */
   readonly readonly?: boolean;
 }
@@ -104,6 +105,7 @@ function openReadonly(path: string, busyTimeoutMs: number): Database.Database {
   try {
     db = new Database(path, { readonly: true, fileMustExist: true });
   } catch (e) {
+    if (!existsSync(path)) throw new ToolgateConfigError("E_LEDGER_MISSING", `sqliteLedger: no ledger database at ${JSON.stringify(path)}`);
     throw new ToolgateConfigError("E_LEDGER_OPEN", `sqliteLedger: cannot open ${JSON.stringify(path)}: ${e instanceof Error ? e.message : String(e)}`);
   }
   try {

@@ -122,6 +122,59 @@ describe.each([
     expect(after).toEqual(expect.arrayContaining(["k-lost", "k-ok", "k-dead"]));
     expect(after).not.toContain(null);
   });
+
+  it("show accepts the 8-character ID that list prints", async () => {
+    const table = (await cli("list", "--db", db())).stdout.trim().split("\n").slice(1);
+    const lost = table.find((l) => /\sk-lost$/.test(l))!;
+    const short = lost.split(/\s+/)[0]!;
+    expect(short).toMatch(/^[0-9a-f]{8}$/);
+    const r = await cli("show", short, "--db", db(), "--json");
+    expect(r.code).toBe(0);
+    const shown = JSON.parse(r.stdout) as { id: string; key: string };
+    expect(shown.key).toBe("k-lost");
+    expect(shown.id.startsWith(short)).toBe(true);
+  });
+});
+
+describe("toolgate ledger show <ID prefix>", () => {
+  const file = join(dir, "prefix.db");
+  const ids = ["abcd1234-0000-4000-8000-000000000001", "abcd5678-0000-4000-8000-000000000002"];
+  beforeAll(async () => {
+    const ledger = sqliteLedger({ path: file });
+    for (const [i, id] of ids.entries()) {
+      await ledger.claim({ id, owner: "o", callId: `c-${i}`, tool: "pay", version: "1.0.0", principal: null, key: { display: `k-${i}`, hash: `h-${i}` }, fingerprint: "f", leaseMs: 60_000, takeover: false });
+    }
+    await ledger.close();
+  });
+
+  it("a unique prefix shows that entry; the full ID and the call id still work", async () => {
+    for (const arg of ["abcd1234", "abcd5", ids[1]!, "c-1"]) {
+      const r = await cli("show", arg, "--db", file, "--json");
+      expect(r.code, arg).toBe(0);
+      expect((JSON.parse(r.stdout) as { id: string }).id).toBe(arg === "abcd1234" ? ids[0] : ids[1]);
+    }
+  });
+
+  it("an ambiguous prefix is refused with the matching IDs, exit 2", async () => {
+    const r = await cli("show", "abcd", "--db", file);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toMatch(/ID prefix "abcd" is ambiguous: it matches abcd1234-0000-4000-8000-000000000001, abcd5678-0000-4000-8000-000000000002; give more characters \(E_AMBIGUOUS_ID\)/);
+  });
+
+  it("no match is exit 1; a prefix shorter than 4 characters is a usage error", async () => {
+    const none = await cli("show", "ffff0000", "--db", file);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toMatch(/no entry "ffff0000"/);
+    const short = await cli("show", "abc", "--db", file);
+    expect(short.code).toBe(2);
+    expect(short.stderr).toMatch(/an ID prefix needs at least 4 characters/);
+  });
+
+  it("the usage names the prefix form", async () => {
+    const r = await cli("--help");
+    expect(r.stdout).toMatch(/show <id>\s+one entry \(by entry ID, a unique prefix of it as list prints it, or call id\)/);
+  });
 });
 
 describe("toolgate ledger on something that is not a ledger", () => {

@@ -71,7 +71,7 @@ describe("read-only stores (what `toolgate ledger list|show|unresolved` open)", 
     other.exec("CREATE TABLE notes (x TEXT)");
     other.close();
     expect(() => sqliteLedger({ path, readonly: true })).toThrow(expect.objectContaining({ code: "E_LEDGER_MISSING" }));
-    expect(() => sqliteLedger({ path: join(dir, "absent.db"), readonly: true })).toThrow(expect.objectContaining({ code: "E_LEDGER_OPEN" }));
+    expect(() => sqliteLedger({ path: join(dir, "absent.db"), readonly: true })).toThrow(expect.objectContaining({ code: "E_LEDGER_MISSING" }));
     expect(() => sqliteLedger({ path: ":memory:", readonly: true })).toThrow(expect.objectContaining({ code: "E_LEDGER_OPTIONS" }));
     const db = new Database(path, { readonly: true });
     expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all()).toEqual([{ name: "notes" }]);

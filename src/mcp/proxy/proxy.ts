@@ -24,6 +24,7 @@ import { tokenBucket, type Bucket } from "./rate.js";
 import type { ProxyConfig } from "./config.js";
 import { outputSchemaFor } from "./output.js";
 import { forwardMeta, upstreamToolError } from "./upstream-result.js";
+import type { HookSet } from "../../log/compose.js";
 
 /** Options of {@link createProxy}. */
 export interface ProxyOptions {
@@ -54,6 +55,15 @@ export interface ProxyOptions {
    * @example instrument: (gate) => createCallLog({ sink: jsonLineSink(process.stderr) }).instrument(gate)
    */
   instrument?(gate: Gate): Gate;
+  /**
+   * Observation hooks for the gate the proxy builds (`createGate`'s `onCall`, `onAttempt`,
+   * `onBreakerChange`), e.g. a call log's `hooks`, so its lines carry each call's attempt events.
+   * Pair them with `instrument` of the same recorder. Default: none.
+   * @example
+   * const log = createCallLog({ sink: jsonLineSink(process.stderr) });
+   * const proxy = await createProxy({ upstream, hooks: log.hooks, instrument: (gate) => log.instrument(gate) });
+   */
+  readonly hooks?: HookSet;
 }
 
 /** A running proxy. */
@@ -132,6 +142,7 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
   if (options.instrument !== undefined && typeof options.instrument !== "function") {
     throw new ToolgateConfigError("E_PROXY_CONFIG", "createProxy: instrument must be a function that wraps a gate");
   }
+  const hooks = checkHooks(options.hooks);
   const config = options.config ?? {};
   const log = (l: string): void => options.onLog?.(l);
   const refused = new Map<string, string>();
@@ -215,6 +226,7 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
     const gate = createGate({
       tools: built.length > 0 ? built.map((b) => b.tool) : [placeholderTool()],
       ...(limits !== undefined ? { limits } : {}),
+      ...hooks,
     });
     const buckets = new Map<string, Bucket>();
     for (const b of built) {
@@ -267,6 +279,27 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
     await upstream.close();
     throw e;
   }
+}
+
+const HOOKS = ["onCall", "onAttempt", "onBreakerChange"] as const;
+
+/** `hooks`, checked: an object whose keys are hook names and whose values are functions. */
+function checkHooks(hooks: unknown): HookSet {
+  if (hooks === undefined) return {};
+  const bad = (m: string): never => {
+    throw new ToolgateConfigError("E_PROXY_CONFIG", `createProxy: ${m}`);
+  };
+  if (typeof hooks !== "object" || hooks === null || Array.isArray(hooks)) return bad(`hooks must be an object with ${HOOKS.join(", ")}`);
+  const h = hooks as Record<string, unknown>;
+  for (const k of Object.keys(h)) if (!(HOOKS as readonly string[]).includes(k)) bad(`hooks.${k} is not a hook (${HOOKS.join(", ")})`);
+  const out: Record<string, unknown> = {};
+  for (const k of HOOKS) {
+    const fn = h[k];
+    if (fn === undefined) continue;
+    if (typeof fn !== "function") bad(`hooks.${k} must be a function`);
+    out[k] = (fn as (a: unknown) => unknown).bind(hooks);
+  }
+  return out as HookSet;
 }
 
 /** What `instrument` returned, if it is a gate (call, list and tool functions). */
