@@ -283,18 +283,35 @@ function executed(call: Call, rt: ToolRuntime, input: unknown, claim: ClaimedCal
  * was redacted where the contract may constrain it (decided when it was stored; docs/ledger.md) is
  * not handed out as that data: the call says it succeeded but cannot be replayed in full. A replay
  * names the tool version whose call stored it; a success stored by another version is handed out
- * only when today's output schema accepts it (the stored data is the schema's output, so a schema
- * that transforms may refuse it: the same FAILED/applied, never data that breaks the contract).
+ * as today's output schema gives it, and only when that schema accepts it (see
+ * {@link underTodaysContract}): otherwise FAILED/applied, never data that breaks the contract.
  */
 function answered(call: Call, rt: ToolRuntime, done: Done): ToolResult | Promise<ToolResult> {
   const stored = done.replayed === true ? done.storedVersion : undefined;
   const c: Call = stored !== undefined && stored !== rt.tool.version ? { ...call, version: stored } : call;
   if (done.ok && done.withheld === true) return finish(c, { ok: false, failure: _fail("FAILED", MSG.replayWithheld, false, "applied"), replayed: true }, 0);
-  if (!done.ok || c === call || (rt.fastOutput !== undefined && rt.fastOutput(done.data) !== NO)) return finish(c, done, 0);
-  const fits = (v: StandardSchemaV1.Result<unknown> | "threw"): ToolResult =>
-    v !== "threw" && v.issues === undefined ? finish(c, done, 0) : finish(c, { ok: false, failure: _fail("FAILED", MSG.replayOtherVersion, false, "applied"), replayed: true }, 0);
-  const v = validate(rt.tool.output, done.data);
-  return isPromiseLike(v) ? v.then(fits, internalError(c)) : fits(v);
+  if (!done.ok || c === call) return finish(c, done, 0);
+  return underTodaysContract(rt.tool.output, done.data).then(
+    (data) => finish(c, data === NO ? { ok: false, failure: _fail("FAILED", MSG.replayOtherVersion, false, "applied"), replayed: true } : { ...done, data }, 0),
+    internalError(c),
+  );
+}
+
+/**
+ * Another version's stored output as today's schema gives it (its defaults filled in, keys it
+ * strips dropped), or NO when it refuses it — or when parsing it once more changes it: a transform
+ * that is not idempotent (`n => n * 2`) would run a second time on data it already made.
+ */
+async function underTodaysContract(schema: StandardSchemaV1, stored: unknown): Promise<unknown> {
+  const once = await validate(schema, stored);
+  if (once === "threw" || once.issues !== undefined) return NO;
+  const twice = await validate(schema, once.value);
+  if (twice === "threw" || twice.issues !== undefined) return NO;
+  try {
+    return JSON.stringify(twice.value) === JSON.stringify(once.value) ? once.value : NO;
+  } catch {
+    return NO;
+  }
 }
 
 /** 7–8. Validate output (a transport success proves no business rule), then the business check. */

@@ -145,10 +145,13 @@ async function claimInLedger(g: ResolvedGate, rt: ToolRuntime, input: unknown, c
       });
       const first = await untilSettled(pending, signal);
       if (first === CANCELLED) {
-        // The caller cancelled while the store decided: nothing ran. Should the claim land later,
-        // free it, or a retry would meet CONFLICT for a call that never ran.
+        // The caller cancelled while the store decided: nothing ran. Should a fresh claim land
+        // later, free it, or a retry would meet CONFLICT for a call that never ran. A takeover
+        // (`resumed`) is kept: its entry holds an earlier call's unknown effect, and releasing it
+        // would let the next call run the write again without the state check; its lease runs
+        // out and the next call takes over, checking state first.
         pending.then(
-          (o) => (o.status === "claimed" ? releaseLostClaim(ledger, o.entry.id, owner) : undefined),
+          (o) => (o.status === "claimed" && !o.resumed ? releaseLostClaim(ledger, o.entry.id, owner) : undefined),
           () => releaseLostClaim(ledger, id, owner),
         );
         return answer(cancelledBefore());

@@ -26,11 +26,11 @@ export const DEFAULT_SECRET_PATTERNS: readonly RegExp[] = Object.freeze([
   /\bBearer\s+[A-Za-z0-9._~+/-]{8,}=*/gi, // bearer tokens
   /\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g, // JWT
   /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)/g,
-  // key=value, key: value, "key":"value". The name may be a word of its own or end a longer name
-  // after _ or - (access_token, DB_PASSWORD, x-api-key), a few camelCase ones (accessToken,
-  // clientSecret), or carry a _key suffix (SECRET_KEY, aws_secret_access_key); but not a cursor an
-  // agent needs (pageToken, nextPageToken, syncToken). The value stops at & and } too.
-  /(?<![A-Za-z0-9])(?:access|refresh|client|auth|session|private|id)?[_-]?(?:api[_-]?key|secret|password|passwd|token)(?:[_-]?(?:access[_-]?)?key)?["']?\s*[:=]\s*["']?[^\s"',;&}]{6,}/gi,
+  // key=value, key: value, "key":"value"; the name may end a longer one (access_token, dbPassword,
+  // x-api-key) or carry a _key suffix (SECRET_KEY), but not name a cursor an agent needs (pageToken,
+  // nextPageToken, sync_token, isSecret). The value runs to a space, quote, comma or semicolon, or
+  // to the next `&name=` of a query string.
+  /(?<!(?:page|next|sync|continuation|cursor|resume|is)[_-]?)(?:api[_-]?key|secret|password|passwd|token)(?:[_-]?(?:access[_-]?)?key)?["']?\s*[:=]\s*["']?(?:(?!&[\w.-]*=)[^\s"',;]){6,}/gi,
 ]);
 
 /**

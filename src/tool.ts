@@ -199,6 +199,11 @@ export function defineTool<const N extends string, I extends StandardSchemaV1, O
   def: ToolDefinition<N, I, O>,
 ): Tool<N, I, O> {
   if (typeof def !== "object" || def === null) throw new ToolgateConfigError("E_TOOL", "defineTool: expected a definition object");
+  const proto: unknown = Object.getPrototypeOf(def);
+  if (proto !== Object.prototype && proto !== null) {
+    // The tool is a frozen copy of the definition's own keys: a class's methods would be lost.
+    throw new ToolgateConfigError("E_TOOL", "defineTool: expected a plain object literal, not a class instance (its methods would not be copied)");
+  }
   const name = def.name;
   if (typeof name !== "string" || !NAME.test(name)) bad("E_TOOL_NAME", String(name), "name must match [A-Za-z0-9_-]{1,64}");
   checkKnownKeys(def, TOOL_KEYS, "", (m) => bad("E_TOOL_OPTIONS", name, m));

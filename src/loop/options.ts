@@ -68,6 +68,10 @@ function int(v: unknown, min: number, max: number, name: string): number {
 export function resolveLoopOptions(o: LoopPolicyOptions = {}): ResolvedLoopOptions {
   if (typeof o !== "object" || o === null) bad("expected an options object");
   checkKnownKeys(o, ["repairBudget", "maxTurns", "maxCalls", "requireFieldChange", "includeArguments", "redact", "now", "onDecision", "onHookError"], "", bad);
+  if (o.redact !== undefined) {
+    if (typeof o.redact !== "object" || o.redact === null) bad("redact must be an object");
+    checkKnownKeys(o.redact, ["patterns", "replaceDefaults", "replacement"], "redact.", bad);
+  }
   for (const b of ["requireFieldChange", "includeArguments"] as const) {
     if (o[b] !== undefined && typeof o[b] !== "boolean") bad(`${b} must be a boolean`);
   }

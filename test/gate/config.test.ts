@@ -71,6 +71,19 @@ describe("misuse is a clear configuration error, thrown at definition time", () 
     expect(message(() => createGate({ tools: [t], breaker: { treshold: 3 } } as never))).toMatch(/E_GATE_BREAKER: .*breaker\.treshold \(did you mean breaker\.threshold\?\)/);
     expect(message(() => createGate({ tools: [t], redact: { pattern: [] } } as never))).toMatch(/E_GATE_REDACT: .*redact\.pattern \(did you mean redact\.patterns\?\)/);
     expect(message(() => createGate({ tools: [t], zzz: 1 } as never))).toMatch(/unknown option zzz; known:/); // nothing close: no guess
+    // A class instance: its methods live on the prototype, and the frozen copy would lose execute.
+    class Def {
+      name = "c";
+      version = "1";
+      description = "d";
+      input = z.object({});
+      output = z.object({});
+      effect = "read" as const;
+      execute(): Record<string, never> {
+        return {};
+      }
+    }
+    expect(message(() => defineTool(new Def()))).toMatch(/^E_TOOL: defineTool: expected a plain object literal, not a class instance/);
     // Every documented key is accepted; a defined tool can be spread into a new definition.
     expect(() => defineTool({ ...t, name: "t2" })).not.toThrow();
     expect(() => createGate({ tools: [t], limits: {}, retry: { attempts: 1, baseMs: 0, capMs: 0, budget: { ratio: 0.1, reserve: 1 } }, breaker: { threshold: 1, halfOpenAfterMs: 0 }, redact: { patterns: [], replacement: "x", replaceDefaults: false }, timeoutMs: 1, concurrency: 1, random: Math.random })).not.toThrow();

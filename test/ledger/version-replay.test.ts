@@ -31,6 +31,17 @@ describe("a replay after the tool's version changed", () => {
     expect(runs).toBe(0);
   });
 
+  it("is handed out as today's schema gives it: a new default filled in, a dropped field stripped; a non-idempotent transform is refused", async () => {
+    const withDefault = await replayAfterUpgrade(z.object({ paymentId: z.string(), currency: z.string().default("EUR") }));
+    expect(withDefault.replay).toMatchObject({ ok: true, data: { paymentId: "p_1", currency: "EUR" }, meta: { version: "1.0.0" } });
+    const ledger = memoryLedger();
+    await createGate({ tools: [pay("1.0.0", z.object({ paymentId: z.string(), note: z.string() }), { paymentId: "p_1", note: "internal" })], ledger }).call("pay", { orderId: "o" }, { idempotencyKey: "k" });
+    const stripped = await createGate({ tools: [pay("2.0.0", V1, { paymentId: "p_2" })], ledger }).call("pay", { orderId: "o" }, { idempotencyKey: "k" });
+    expect(stripped.ok ? stripped.data : stripped).toEqual({ paymentId: "p_1" });
+    const doubled = await replayAfterUpgrade(z.object({ paymentId: z.string().transform((id) => `${id}!`) }));
+    expect(doubled.replay).toMatchObject({ ok: false, code: "FAILED", effect: "applied" });
+  });
+
   it("by the same version: the stored success as before, with the tool's version", async () => {
     const ledger = memoryLedger();
     const gate = createGate({ tools: [pay("1.0.0", V1, { paymentId: "p_1" })], ledger });

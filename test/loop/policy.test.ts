@@ -370,6 +370,7 @@ describe("loop policy: caps and the host loop", () => {
     // A misspelt option is refused, not ignored in favour of the default.
     expect(() => createLoopPolicy({ maxTurn: 3 } as never)).toThrow(/E_LOOP_OPTIONS|unknown option maxTurn \(did you mean maxTurns\?\)/);
     expect(() => createLoopPolicy().with({ repairBudgets: 2 } as never)).toThrow(/unknown option repairBudgets \(did you mean repairBudget\?\)/);
+    expect(() => createLoopPolicy({ redact: { pattern: [/x/g] } } as never)).toThrow(/unknown option redact\.pattern \(did you mean redact\.patterns\?\)/);
     const p = createLoopPolicy({ maxTurns: 4 });
     const q = p.with({ repairBudget: 3 });
     expect([p.options.repairBudget, p.options.maxTurns, q.options.repairBudget, q.options.maxTurns]).toEqual([1, 4, 3, 4]);
