@@ -259,16 +259,16 @@ function claimed(
     // A call cancelled before it could run claims nothing and runs nothing.
     if (opts?.signal?.aborted === true) return refuse(call, cancelledBefore());
     const claim = claimCall(call.g, rt, input, call.callId, meta, opts);
-    if (isPending(claim)) return claim.then((c) => executed(call, rt, input, c, undefined), internalError(call));
-    return executed(call, rt, input, claim, now);
+    if (isPending(claim)) return claim.then((c) => executed(call, rt, input, c, undefined, opts?.signal), internalError(call));
+    return executed(call, rt, input, claim, now, opts?.signal);
   } catch {
     return internalError(call)();
   }
 }
 
 /** 6. Execute under policy: timeout, classification, retry, breaker, concurrency. */
-function executed(call: Call, rt: ToolRuntime, input: unknown, claim: ClaimedCall, now: number | undefined): ToolResult | Promise<ToolResult> {
-  if (claim.kind === "answer") return answered(call, rt, claim.done);
+function executed(call: Call, rt: ToolRuntime, input: unknown, claim: ClaimedCall, now: number | undefined, signal: AbortSignal | undefined): ToolResult | Promise<ToolResult> {
+  if (claim.kind === "answer") return answered(call, rt, claim.done, signal);
   return new Promise<ToolResult>((resolve) => {
     try {
       executeWithPolicy(rt, input, claim.scope, call.g, now, (exec) => resolve(checked(call, rt, input, claim, exec)));
@@ -286,15 +286,16 @@ function executed(call: Call, rt: ToolRuntime, input: unknown, claim: ClaimedCal
  * as today's output schema gives it, and only when that schema accepts it (see
  * {@link underTodaysContract}): otherwise FAILED/applied, never data that breaks the contract.
  */
-function answered(call: Call, rt: ToolRuntime, done: Done): ToolResult | Promise<ToolResult> {
+function answered(call: Call, rt: ToolRuntime, done: Done, signal: AbortSignal | undefined): ToolResult | Promise<ToolResult> {
   const stored = done.replayed === true ? done.storedVersion : undefined;
   const c: Call = stored !== undefined && stored !== rt.tool.version ? { ...call, version: stored } : call;
   if (done.ok && done.withheld === true) return finish(c, { ok: false, failure: _fail("FAILED", MSG.replayWithheld, false, "applied"), replayed: true }, 0);
   if (!done.ok || c === call) return finish(c, done, 0);
-  return underTodaysContract(rt.tool.output, done.data).then(
-    (data) => finish(c, data === NO ? { ok: false, failure: _fail("FAILED", MSG.replayOtherVersion, false, "applied"), replayed: true } : { ...done, data }, 0),
-    internalError(c),
-  );
+  // Bounded as a fresh call's output check is: the tool's timeout and the caller's cancel.
+  return untilSettled(underTodaysContract(rt.tool.output, done.data), signal, rt.timeoutMs).then((data) => {
+    if (data === CANCELLED || data === TIMED_OUT) return finish(c, { ...unfinishedCheck(rt.tool, data), replayed: true }, 0);
+    return finish(c, data === NO ? { ok: false, failure: _fail("FAILED", MSG.replayOtherVersion, false, "applied"), replayed: true } : { ...done, data }, 0);
+  }, internalError(c));
 }
 
 /**

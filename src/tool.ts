@@ -161,6 +161,13 @@ export function isTool(v: unknown): v is AnyTool {
 
 const NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
+/** An object literal, `Object.create(null)`, or a plain object from another realm (a vm context). */
+function isPlainObject(o: object): boolean {
+  const proto: unknown = Object.getPrototypeOf(o);
+  if (proto === null || proto === Object.prototype) return true;
+  return Object.getPrototypeOf(proto) === null && (proto as { constructor?: { name?: unknown } }).constructor?.name === "Object";
+}
+
 /** The keys of {@link ToolDefinition}. */
 const TOOL_KEYS = ["name", "version", "description", "input", "output", "effect", "timeoutMs", "retry", "unknownKeys", "concurrency", "approval", "idempotencyKey", "idempotentDownstream", "reconcile", "classify", "check", "execute"];
 
@@ -199,10 +206,10 @@ export function defineTool<const N extends string, I extends StandardSchemaV1, O
   def: ToolDefinition<N, I, O>,
 ): Tool<N, I, O> {
   if (typeof def !== "object" || def === null) throw new ToolgateConfigError("E_TOOL", "defineTool: expected a definition object");
-  const proto: unknown = Object.getPrototypeOf(def);
-  if (proto !== Object.prototype && proto !== null) {
-    // The tool is a frozen copy of the definition's own keys: a class's methods would be lost.
-    throw new ToolgateConfigError("E_TOOL", "defineTool: expected a plain object literal, not a class instance (its methods would not be copied)");
+  if (!isPlainObject(def)) {
+    // The tool is a frozen copy of the definition's own keys: a class's methods, or keys inherited
+    // from a prototype, would be lost.
+    throw new ToolgateConfigError("E_TOOL", "defineTool: expected a plain object (own keys only), not a class instance or an object with a prototype of its own");
   }
   const name = def.name;
   if (typeof name !== "string" || !NAME.test(name)) bad("E_TOOL_NAME", String(name), "name must match [A-Za-z0-9_-]{1,64}");

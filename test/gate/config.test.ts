@@ -1,3 +1,4 @@
+import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createGate, defineTool, isToolgateConfigError, type ToolDefinition } from "../../src/index.js";
@@ -83,7 +84,10 @@ describe("misuse is a clear configuration error, thrown at definition time", () 
         return {};
       }
     }
-    expect(message(() => defineTool(new Def()))).toMatch(/^E_TOOL: defineTool: expected a plain object literal, not a class instance/);
+    expect(message(() => defineTool(new Def()))).toMatch(/^E_TOOL: defineTool: expected a plain object \(own keys only\)/);
+    expect(message(() => defineTool(Object.assign(Object.create({ effect: "read" }) as object, { ...ok, effect: undefined }) as never))).toMatch(/^E_TOOL: /);
+    expect(() => defineTool(Object.assign(Object.create(null) as object, ok) as never)).not.toThrow();
+    expect(() => defineTool(Object.assign(runInNewContext("({})") as object, ok) as never)).not.toThrow(); // a plain object from a vm context
     // Every documented key is accepted; a defined tool can be spread into a new definition.
     expect(() => defineTool({ ...t, name: "t2" })).not.toThrow();
     expect(() => createGate({ tools: [t], limits: {}, retry: { attempts: 1, baseMs: 0, capMs: 0, budget: { ratio: 0.1, reserve: 1 } }, breaker: { threshold: 1, halfOpenAfterMs: 0 }, redact: { patterns: [], replacement: "x", replaceDefaults: false }, timeoutMs: 1, concurrency: 1, random: Math.random })).not.toThrow();

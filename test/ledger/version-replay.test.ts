@@ -42,6 +42,20 @@ describe("a replay after the tool's version changed", () => {
     expect(doubled.replay).toMatchObject({ ok: false, code: "FAILED", effect: "applied" });
   });
 
+  it("parsed by an async output schema that never answers: bounded by the tool's timeout and the caller's cancel", async () => {
+    const ledger = memoryLedger();
+    await createGate({ tools: [pay("1.0.0", V1, { paymentId: "p_1" })], ledger }).call("pay", { orderId: "o" }, { idempotencyKey: "k" });
+    const hanging = V1.refine(() => new Promise<boolean>(() => {}));
+    const v2 = defineTool({ name: "pay", version: "2.0.0", description: "Pay", effect: "write", timeoutMs: 100, input: z.object({ orderId: z.string() }), output: hanging, execute: () => ({ paymentId: "p_2" }) });
+    const gate = createGate({ tools: [v2], ledger });
+    expect(await gate.call("pay", { orderId: "o" }, { idempotencyKey: "k" })).toMatchObject({ ok: false, code: "FAILED", effect: "applied", message: "The tool's result could not be checked in time; the tool had already run", meta: { replayed: true } });
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 20);
+    const cancelled = await gate.call("pay", { orderId: "o" }, { idempotencyKey: "k", signal: ac.signal });
+    // The cancel, not the timeout, ended it.
+    expect(cancelled).toMatchObject({ ok: false, code: "FAILED", effect: "applied", message: "The call was cancelled while its result was being checked; the tool had already run", meta: { replayed: true } });
+  });
+
   it("by the same version: the stored success as before, with the tool's version", async () => {
     const ledger = memoryLedger();
     const gate = createGate({ tools: [pay("1.0.0", V1, { paymentId: "p_1" })], ledger });

@@ -51,6 +51,9 @@ describe("createRedactor", () => {
       '{"accessToken":"ya29.a0AfH6SMBx3","clientSecret":"9f8e7d6c5b4a"}': '{"access[REDACTED]","client[REDACTED]"}',
       '{"dbPassword":"hunter2hunter2","apiToken":"a1b2c3d4e5f6g7","webhookSecret":"whsec_abcdefgh"}': '{"db[REDACTED]","api[REDACTED]","webhook[REDACTED]"}',
       "adminPassword=Sup3rS3cret!": "admin[REDACTED]",
+      // `is` and `sync` spare a cursor only as words of their own
+      "REDIS_PASSWORD=hunter2hunter2 TRAVIS_TOKEN=abcdef123456 RSYNC_PASSWORD=hunter2hunter2 thisPassword=abcdefgh": "REDIS_[REDACTED] TRAVIS_[REDACTED] RSYNC_[REDACTED] this[REDACTED]",
+      '{"nextSyncToken":"CiAKGjBp","is_secret":"public","x.isSecret":"public"}': '{"nextSyncToken":"CiAKGjBp","is_secret":"public","x.isSecret":"public"}',
       "SECRET_KEY=django-insecure-abc aws_secret_access_key=wJalrXUtnFEMI": "[REDACTED] aws_[REDACTED]",
       "x-api-key: abcdef123456": "x-[REDACTED]",
       // a secret with & or } in it is redacted whole; a query string keeps its next parameters
