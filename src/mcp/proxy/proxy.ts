@@ -9,7 +9,6 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Tool as SdkTool } from "@modelcontextprotocol/sdk/types.js";
 import { createGate, type Gate } from "../../gate.js";
 import { defineTool, type AnyTool } from "../../tool.js";
-import { ToolgateConfigError } from "../../errors.js";
 import type { Limits } from "../../harden.js";
 import { onAttemptAbort } from "../../attempt.js";
 import type { CallMeta } from "../../result.js";
@@ -25,6 +24,7 @@ import type { ProxyConfig } from "./config.js";
 import { outputSchemaFor } from "./output.js";
 import { forwardMeta, upstreamToolError } from "./upstream-result.js";
 import type { HookSet } from "../../log/compose.js";
+import { checkHooks, checkInstrument, instrumented } from "./observers.js";
 
 /** Options of {@link createProxy}. */
 export interface ProxyOptions {
@@ -139,9 +139,7 @@ function buildTool(t: SdkTool, config: ProxyConfig, ajv: AjvCompilers, upstream:
  * await serveStdio(proxy.createServer());
  */
 export async function createProxy(options: ProxyOptions): Promise<Proxy> {
-  if (options.instrument !== undefined && typeof options.instrument !== "function") {
-    throw new ToolgateConfigError("E_PROXY_CONFIG", "createProxy: instrument must be a function that wraps a gate");
-  }
+  checkInstrument(options.instrument);
   const hooks = checkHooks(options.hooks);
   const config = options.config ?? {};
   const log = (l: string): void => options.onLog?.(l);
@@ -279,34 +277,6 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
     await upstream.close();
     throw e;
   }
-}
-
-const HOOKS = ["onCall", "onAttempt", "onBreakerChange"] as const;
-
-/** `hooks`, checked: an object whose keys are hook names and whose values are functions. */
-function checkHooks(hooks: unknown): HookSet {
-  if (hooks === undefined) return {};
-  const bad = (m: string): never => {
-    throw new ToolgateConfigError("E_PROXY_CONFIG", `createProxy: ${m}`);
-  };
-  if (typeof hooks !== "object" || hooks === null || Array.isArray(hooks)) return bad(`hooks must be an object with ${HOOKS.join(", ")}`);
-  const h = hooks as Record<string, unknown>;
-  for (const k of Object.keys(h)) if (!(HOOKS as readonly string[]).includes(k)) bad(`hooks.${k} is not a hook (${HOOKS.join(", ")})`);
-  const out: Record<string, unknown> = {};
-  for (const k of HOOKS) {
-    const fn = h[k];
-    if (fn === undefined) continue;
-    if (typeof fn !== "function") bad(`hooks.${k} must be a function`);
-    out[k] = (fn as (a: unknown) => unknown).bind(hooks);
-  }
-  return out as HookSet;
-}
-
-/** What `instrument` returned, if it is a gate (call, list and tool functions). */
-function instrumented(g: unknown): Gate {
-  const ok = typeof g === "object" && g !== null && ["call", "list", "tool"].every((k) => typeof (g as Record<string, unknown>)[k] === "function");
-  if (!ok) throw new ToolgateConfigError("E_PROXY_CONFIG", "createProxy: instrument must return a gate (an object with call, list and tool)");
-  return g as Gate;
 }
 
 /** How often each name occurs in a tool list, valid or not. */
