@@ -184,6 +184,11 @@ function unknownEffect(): Failure {
   return _fail("FAILED", MSG.writeUnknown, false, "unknown");
 }
 
+/** A call in which nothing ran, holding a claim whose earlier attempt left its effect unknown. */
+export function inheritedUnknown(): Failure {
+  return _fail("FAILED", MSG.inheritedUnknown, false, "unknown");
+}
+
 /** The call was cancelled before the tool ran (in any step of the gate): nothing was executed. */
 export function cancelledBefore(): Failure {
   return _fail("FAILED", MSG.cancelledBefore, false, "none");
@@ -240,7 +245,7 @@ async function attemptsFrom(
     if (first === undefined && write && scope.resumed) {
       const rec = await reconcileWrite(tool, input, scope, 0, rt.timeoutMs);
       if (rec?.status === "applied") return { ok: true, value: rec.output, attempts: 0 };
-      if (rec?.status === "unknown") return { ok: false, failure: _fail("FAILED", MSG.inheritedUnknown, false, "unknown"), attempts: 0 };
+      if (rec?.status === "unknown") return { ok: false, failure: inheritedUnknown(), attempts: 0 };
       if (rec?.status === "none") maybeApplied = false;
     }
     let last: Failure | undefined;
@@ -325,7 +330,7 @@ async function attemptsFrom(
     const outcome = await loop();
     if (outcome.ok || !maybeApplied || outcome.failure.effect !== "none") return outcome;
     // Nothing ran in this call (a resumed claim refused at an open breaker, or cancelled first): the unknown effect is the earlier call's.
-    const failure = outcome.attempts === 0 ? _fail("FAILED", MSG.inheritedUnknown, false, "unknown") : unknownEffect();
+    const failure = outcome.attempts === 0 ? inheritedUnknown() : unknownEffect();
     return { ok: false, failure, attempts: outcome.attempts };
   } finally {
     rt.inFlight--;

@@ -16,7 +16,7 @@ import { _fingerprint, _keyHash, _redactDeep } from "./ledger/_canonical.js";
 import { truncate } from "./redact.js";
 import { maskSecretFields } from "./log/_capture.js";
 import { NO } from "./fast-path.js";
-import { cancelledBefore } from "./execute.js";
+import { cancelledBefore, inheritedUnknown } from "./execute.js";
 import { CANCELLED, untilSettled } from "./policy/caller-signal.js";
 
 /** What a pipeline step settles on (the gate's `Done`). */
@@ -147,11 +147,11 @@ async function claimInLedger(g: ResolvedGate, rt: ToolRuntime, input: unknown, c
       if (first === CANCELLED) {
         // The caller cancelled while the store decided: nothing ran. Should a fresh claim land
         // later, free it, or a retry would meet CONFLICT for a call that never ran. A takeover
-        // (`resumed`) is kept: its entry holds an earlier call's unknown effect, and releasing it
-        // would let the next call run the write again without the state check; its lease runs
-        // out and the next call takes over, checking state first.
+        // (`resumed`) goes back to what it was, settled with the earlier call's unknown effect and
+        // its key held: freeing it would let the next call run the write again without the state
+        // check; the next call takes it over again and checks state first.
         pending.then(
-          (o) => (o.status === "claimed" && !o.resumed ? releaseLostClaim(ledger, o.entry.id, owner) : undefined),
+          (o) => (o.status !== "claimed" ? undefined : o.resumed ? returnTakeover(ledger, o.entry.id, owner) : releaseLostClaim(ledger, o.entry.id, owner)),
           () => releaseLostClaim(ledger, id, owner),
         );
         return answer(cancelledBefore());
@@ -183,6 +183,16 @@ async function releaseLostClaim(ledger: Ledger, id: string, owner: string): Prom
     await ledger.settle(id, owner, { code: "RETRYABLE", effect: "none", result: JSON.stringify(body), attempts: 0, releaseKey: true });
   } catch {
     // most likely the store is down and the claim was never written; its failure is reported already
+  }
+}
+
+/** Settle a taken-over claim in which nothing ran back to the earlier call's unknown effect, key held. */
+async function returnTakeover(ledger: Ledger, id: string, owner: string): Promise<void> {
+  try {
+    const body = { ok: false, ...inheritedUnknown() };
+    await ledger.settle(id, owner, { code: "FAILED", effect: "unknown", result: JSON.stringify(body), attempts: 0, releaseKey: false });
+  } catch {
+    // the store is down: the claim's lease runs out and the next call takes it over
   }
 }
 

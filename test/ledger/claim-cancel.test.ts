@@ -35,7 +35,7 @@ describe("a cancel while the ledger decides the claim", () => {
     expect(runs).toBe(1);
   });
 
-  it("a takeover that lands later is kept: the earlier unknown effect is not forgotten, the write does not run again unchecked", async () => {
+  it("a takeover that lands later goes back to the earlier unknown effect: the next call checks state, the write does not run again", async () => {
     let ms = 0;
     const { ledger, inner } = slowClaims(() => ms);
     let runs = 0;
@@ -66,9 +66,11 @@ describe("a cancel while the ledger decides the claim", () => {
     await new Promise((r) => setTimeout(r, 80));
     ms = 0;
     failing = false;
-    expect((await inner.unresolved()).length).toBe(1); // still shown to an operator
+    // Back to what the first call left: settled, effect unknown, key held, shown to an operator.
+    expect((await inner.unresolved()).map((e) => [e.state, e.effect, e.keyHash !== null])).toEqual([["settled", "unknown", true]]);
     const third = await gate.call("refund", { orderId: "o1" });
-    expect(third.ok).toBe(false); // CONFLICT until the cancelled call's lease runs out, then a takeover with the state check
-    expect([runs, reconciles]).toEqual([1, 1]); // only the first call ran, and checked state once
+    // The next call takes it over and checks state first (reconcile says unknown): it does not run the write.
+    expect(third).toMatchObject({ ok: false, code: "FAILED", effect: "unknown" });
+    expect([runs, reconciles]).toEqual([1, 2]);
   });
 });
