@@ -291,8 +291,7 @@ function answered(call: Call, rt: ToolRuntime, done: Done, signal: AbortSignal |
   const c: Call = stored !== undefined && stored !== rt.tool.version ? { ...call, version: stored } : call;
   if (done.ok && done.withheld === true) return finish(c, { ok: false, failure: _fail("FAILED", MSG.replayWithheld, false, "applied"), replayed: true }, 0);
   if (!done.ok || c === call) return finish(c, done, 0);
-  // Bounded as a fresh call's output check is: the tool's timeout and the caller's cancel.
-  return untilSettled(underTodaysContract(rt.tool.output, done.data), signal, rt.timeoutMs).then((data) => {
+  return underTodaysContract(rt.tool.output, done.data, signal, rt.timeoutMs).then((data) => {
     if (data === CANCELLED || data === TIMED_OUT) return finish(c, { ...unfinishedCheck(rt.tool, data), replayed: true }, 0);
     return finish(c, data === NO ? { ok: false, failure: _fail("FAILED", MSG.replayOtherVersion, false, "applied"), replayed: true } : { ...done, data }, 0);
   }, internalError(c));
@@ -301,12 +300,19 @@ function answered(call: Call, rt: ToolRuntime, done: Done, signal: AbortSignal |
 /**
  * Another version's stored output as today's schema gives it (its defaults filled in, keys it
  * strips dropped), or NO when it refuses it — or when parsing it once more changes it: a transform
- * that is not idempotent (`n => n * 2`) would run a second time on data it already made.
+ * that is not idempotent (`n => n * 2`) would run a second time on data it already made. Each parse
+ * is bounded as a fresh call's output check is: the tool's timeout, and the caller's cancel.
  */
-async function underTodaysContract(schema: StandardSchemaV1, stored: unknown): Promise<unknown> {
-  const once = await validate(schema, stored);
+async function underTodaysContract(schema: StandardSchemaV1, stored: unknown, signal: AbortSignal | undefined, timeoutMs: number): Promise<unknown> {
+  const parse = (v: unknown) => {
+    const r = validate(schema, v);
+    return isPromiseLike(r) ? untilSettled(r, signal, timeoutMs) : r;
+  };
+  const once = await parse(stored);
+  if (once === CANCELLED || once === TIMED_OUT) return once;
   if (once === "threw" || once.issues !== undefined) return NO;
-  const twice = await validate(schema, once.value);
+  const twice = await parse(once.value);
+  if (twice === CANCELLED || twice === TIMED_OUT) return twice;
   if (twice === "threw" || twice.issues !== undefined) return NO;
   try {
     return JSON.stringify(twice.value) === JSON.stringify(once.value) ? once.value : NO;

@@ -28,11 +28,12 @@ export const DEFAULT_SECRET_PATTERNS: readonly RegExp[] = Object.freeze([
   /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)/g,
   // key=value, key: value, "key":"value"; the name may end a longer one (access_token, dbPassword,
   // x-api-key) or carry a _key suffix (SECRET_KEY), but not name a cursor an agent needs (pageToken,
-  // nextPageToken, sync_token, isSecret; `is` and `sync` only as words, so REDIS_PASSWORD and
-  // RSYNC_PASSWORD are secrets). The value runs to a space, quote, comma or semicolon, or
+  // nextPageToken, sync_token: a cursor prefix spares only a token; and isSecret, `is` as a word;
+  // so REDIS_PASSWORD, RSYNC_PASSWORD, SYNC_PASSWORD, CURSOR_API_KEY are secrets). The value runs
+  // to a space, quote, comma or semicolon, or
   // to the next `&name=` of a query string.
   // (The lookbehind follows the name: the engine looks for a name first, which is cheaper.)
-  /(?:api[_-]?key|secret|password|passwd|token)(?<!(?:page|next|next[_-]?sync|continuation|cursor|resume|(?<![a-z0-9])(?:sync|is))[_-]?(?:api[_-]?key|secret|password|passwd|token))(?:[_-]?(?:access[_-]?)?key)?["']?\s*[:=]\s*["']?(?:(?!&[\w.-]*=)[^\s"',;]){6,}/gi,
+  /(?:api[_-]?key|secret|password|passwd|token)(?<!(?:page|next|next[_-]?sync|continuation|cursor|resume|(?<![a-z0-9])sync)[_-]?token)(?<!(?<![a-z0-9])is[_-]?(?:api[_-]?key|secret|password|passwd|token))(?:[_-]?(?:access[_-]?)?key)?["']?\s*[:=]\s*["']?(?:(?!&[\w.-]*=)[^\s"',;]){6,}/gi,
 ]);
 
 /**

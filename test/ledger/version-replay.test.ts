@@ -56,6 +56,14 @@ describe("a replay after the tool's version changed", () => {
     expect(cancelled).toMatchObject({ ok: false, code: "FAILED", effect: "applied", message: "The call was cancelled while its result was being checked; the tool had already run", meta: { replayed: true } });
   });
 
+  it("parsed by an async schema that takes most of the timeout: each of its two parses gets the whole timeout, as a fresh call's check does", async () => {
+    const ledger = memoryLedger();
+    await createGate({ tools: [pay("1.0.0", V1, { paymentId: "p_1" })], ledger }).call("pay", { orderId: "o" }, { idempotencyKey: "k" });
+    const slow = V1.refine(() => new Promise<boolean>((res) => setTimeout(() => res(true), 150)));
+    const v2 = defineTool({ name: "pay", version: "2.0.0", description: "Pay", effect: "write", timeoutMs: 250, input: z.object({ orderId: z.string() }), output: slow, execute: () => ({ paymentId: "p_2" }) });
+    expect(await createGate({ tools: [v2], ledger }).call("pay", { orderId: "o" }, { idempotencyKey: "k" })).toMatchObject({ ok: true, data: { paymentId: "p_1" }, meta: { version: "1.0.0", replayed: true } });
+  });
+
   it("by the same version: the stored success as before, with the tool's version", async () => {
     const ledger = memoryLedger();
     const gate = createGate({ tools: [pay("1.0.0", V1, { paymentId: "p_1" })], ledger });

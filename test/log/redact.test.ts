@@ -53,6 +53,8 @@ describe("createRedactor", () => {
       "adminPassword=Sup3rS3cret!": "admin[REDACTED]",
       // `is` and `sync` spare a cursor only as words of their own
       "REDIS_PASSWORD=hunter2hunter2 TRAVIS_TOKEN=abcdef123456 RSYNC_PASSWORD=hunter2hunter2 thisPassword=abcdefgh": "REDIS_[REDACTED] TRAVIS_[REDACTED] RSYNC_[REDACTED] this[REDACTED]",
+      // a cursor prefix spares a token only: any other secret name after it is a secret
+      "SYNC_PASSWORD=hunter2hunter2 CURSOR_API_KEY=abcdef123456 PAGE_SECRET=abcdef123456": "SYNC_[REDACTED] CURSOR_[REDACTED] PAGE_[REDACTED]",
       '{"nextSyncToken":"CiAKGjBp","is_secret":"public","x.isSecret":"public"}': '{"nextSyncToken":"CiAKGjBp","is_secret":"public","x.isSecret":"public"}',
       "SECRET_KEY=django-insecure-abc aws_secret_access_key=wJalrXUtnFEMI": "[REDACTED] aws_[REDACTED]",
       "x-api-key: abcdef123456": "x-[REDACTED]",
