@@ -26,13 +26,12 @@ export const DEFAULT_SECRET_PATTERNS: readonly RegExp[] = Object.freeze([
   /\bBearer\s+[A-Za-z0-9._~+/-]{8,}=*/gi, // bearer tokens
   /\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g, // JWT
   /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)/g,
-  // key=value, key: value, "key":"value"; the name may end a longer one (access_token, dbPassword,
-  // x-api-key) or carry a _key suffix (SECRET_KEY), but not name a cursor an agent needs (pageToken,
-  // nextPageToken, sync_token: a cursor prefix spares only a token; and isSecret, `is` as a word;
-  // so REDIS_PASSWORD, RSYNC_PASSWORD, SYNC_PASSWORD, CURSOR_API_KEY are secrets). The value runs
-  // to a space, quote, comma or semicolon, or
-  // to the next `&name=` of a query string.
-  // (The lookbehind follows the name: the engine looks for a name first, which is cheaper.)
+  // key=value, key: value, "key":"value". The name may end a longer one (access_token, dbPassword,
+  // x-api-key, REDIS_PASSWORD) or carry a _key suffix (SECRET_KEY). Spared: a cursor an agent needs
+  // (a cursor prefix before a token: pageToken, nextPageToken, sync_token) and `is` as a word before
+  // a name (isSecret); SYNC_PASSWORD and CURSOR_API_KEY stay secrets. The value runs to a space,
+  // quote, comma or semicolon, or to the next `&name=` of a query string. The lookbehinds follow
+  // the name, so the engine looks for a name first (cheaper).
   /(?:api[_-]?key|secret|password|passwd|token)(?<!(?:page|next|next[_-]?sync|continuation|cursor|resume|(?<![a-z0-9])sync)[_-]?token)(?<!(?<![a-z0-9])is[_-]?(?:api[_-]?key|secret|password|passwd|token))(?:[_-]?(?:access[_-]?)?key)?["']?\s*[:=]\s*["']?(?:(?!&[\w.-]*=)[^\s"',;]){6,}/gi,
 ]);
 
