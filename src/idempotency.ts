@@ -151,7 +151,7 @@ async function claimInLedger(g: ResolvedGate, rt: ToolRuntime, input: unknown, c
         // its key held: freeing it would let the next call run the write again without the state
         // check; the next call takes it over again and checks state first.
         pending.then(
-          (o) => (o.status !== "claimed" ? undefined : o.resumed ? returnTakeover(ledger, o.entry.id, owner) : releaseLostClaim(ledger, o.entry.id, owner)),
+          (o) => (o.status !== "claimed" ? undefined : o.resumed ? returnTakeover(ledger, o.entry, owner) : releaseLostClaim(ledger, o.entry.id, owner)),
           () => releaseLostClaim(ledger, id, owner),
         );
         return answer(cancelledBefore());
@@ -186,11 +186,16 @@ async function releaseLostClaim(ledger: Ledger, id: string, owner: string): Prom
   }
 }
 
-/** Settle a taken-over claim in which nothing ran back to the earlier call's unknown effect, key held. */
-async function returnTakeover(ledger: Ledger, id: string, owner: string): Promise<void> {
+/**
+ * Settle a taken-over claim in which nothing ran back to what the earlier calls left, key held:
+ * their unknown effect, or `applied` with the effects they recorded (as the resumed path answers).
+ */
+async function returnTakeover(ledger: Ledger, entry: LedgerEntry, owner: string): Promise<void> {
   try {
-    const body = { ok: false, ...inheritedUnknown() };
-    await ledger.settle(id, owner, { code: "FAILED", effect: "unknown", result: JSON.stringify(body), attempts: 0, releaseKey: false });
+    const done = withEffects({ ok: false, failure: inheritedUnknown() }, entry.effects);
+    if (done.ok) return; // never: a failure in, a failure out
+    const body = { ok: false, ...done.failure };
+    await ledger.settle(entry.id, owner, { code: done.failure.code, effect: done.failure.effect, result: JSON.stringify(body), attempts: 0, releaseKey: false });
   } catch {
     // the store is down: the claim's lease runs out and the next call takes it over
   }

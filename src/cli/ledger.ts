@@ -223,18 +223,22 @@ const MIN_PREFIX = 4;
 const SHOWN_MATCHES = 5;
 
 /**
- * `show`'s argument: an entry ID or a call id (exact, as `Ledger.get`), else a unique prefix of an
- * entry ID (what `list` prints), searched among the newest {@link MAX_LIST} entries and the unresolved ones.
+ * `show`'s argument: an entry ID (any case), a call id, or a unique prefix of an entry ID (what
+ * `list` prints), searched among the newest {@link MAX_LIST} entries and the unresolved ones. A
+ * call id that is also a prefix of another entry's ID is ambiguous (exit 2, both named).
  */
 async function findEntry(ledger: Ledger, id: string): Promise<{ entry: LedgerEntry } | { exit: number; message: string }> {
-  const exact = await ledger.get(id);
-  if (exact !== undefined) return { entry: exact };
+  const hex = /^[0-9a-f-]{1,36}$/i.test(id);
+  const exact = (await ledger.get(id)) ?? (hex ? await ledger.get(id.toLowerCase()) : undefined);
+  // An exact entry ID wins; a call id only when it is not also another entry's ID prefix.
+  if (exact !== undefined && (exact.id.toLowerCase() === id.toLowerCase() || !hex || id.length < MIN_PREFIX)) return { entry: exact };
   const none = { exit: 1, message: `no entry ${JSON.stringify(id)}` };
-  if (!/^[0-9a-f-]{1,35}$/i.test(id)) return none;
-  if (id.length < MIN_PREFIX) return { exit: 2, message: `no entry ${JSON.stringify(id)}; an ID prefix needs at least ${MIN_PREFIX} characters (E_USAGE)` };
+  if (!hex) return none;
+  if (id.length < MIN_PREFIX) return { exit: 1, message: `no entry ${JSON.stringify(id)} (an ID prefix needs at least ${MIN_PREFIX} characters)` };
   const prefix = id.toLowerCase();
   const [recent, open] = await Promise.all([ledger.list({ limit: MAX_LIST }), ledger.unresolved({ limit: MAX_LIST })]);
   const matches = new Map<string, LedgerEntry>();
+  if (exact !== undefined) matches.set(exact.id, exact); // the call id's entry
   for (const e of [...recent, ...open]) if (e.id.toLowerCase().startsWith(prefix)) matches.set(e.id, e);
   const [first, ...more] = matches.values();
   if (first !== undefined && more.length === 0) return { entry: first };

@@ -98,13 +98,9 @@ export function postgresLedger(options: PostgresLedgerOptions): Ledger {
   pool.on("error", () => {
     // An idle client died (e.g. the server restarted); the pool replaces it on next use.
   });
-  if (readonly) {
-    // Also per session: a connection string's own `options=` replaces the config's above. Queued
-    // on each new client before anything else runs on it; the code refuses writes regardless.
-    pool.on("connect", (client) => {
-      client.query("SET default_transaction_read_only = on").catch(() => undefined);
-    });
-  }
+  // Read-only: the session option above, and the code refuses writes regardless (a connection
+  // string's own `options=` replaces the config's). No per-connection SET: pg runs it beside the
+  // pooled query and warns (DeprecationWarning) on every command.
 
   let closed = false;
   let migrated: Promise<void> | undefined;

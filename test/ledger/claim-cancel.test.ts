@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createGate, defineTool } from "../../src/index.js";
 import { memoryLedger, type Ledger } from "../../src/ledger/index.js";
+import { _fingerprint, _keyHash } from "../../src/ledger/_canonical.js";
 
 /** A memory ledger whose claims answer `delay()` ms late (a slow store). */
 function slowClaims(delay: () => number): { ledger: Ledger; inner: Ledger } {
@@ -72,5 +73,34 @@ describe("a cancel while the ledger decides the claim", () => {
     // The next call takes it over and checks state first (reconcile says unknown): it does not run the write.
     expect(third).toMatchObject({ ok: false, code: "FAILED", effect: "unknown" });
     expect([runs, reconciles]).toEqual([1, 2]);
+  });
+
+  it("a takeover that lands later keeps the effects a crashed call recorded: applied, with its refs", async () => {
+    let skew = 0;
+    const inner = memoryLedger({ now: () => Date.now() + skew });
+    let ms = 0;
+    const ledger: Ledger = Object.assign(Object.create(inner) as Ledger, {
+      claim: async (r: Parameters<Ledger["claim"]>[0]) => {
+        const d = ms;
+        const o = await inner.claim(r);
+        if (d > 0) await new Promise((res) => setTimeout(res, d));
+        return o;
+      },
+    });
+    // A process claimed the key, recorded an effect, and died before settling.
+    const key = { display: "refund:o1", hash: _keyHash("refund", null, "refund:o1") };
+    await inner.claim({ id: "e1", owner: "dead", callId: "crashed", tool: "refund", version: "1", principal: null, key, fingerprint: _fingerprint({ orderId: "o1" }), leaseMs: 1_000, takeover: false });
+    await inner.recordEffect("e1", "dead", { kind: "refund", ref: "rf_1" });
+    skew = 5_000; // its lease has run out
+    const refund = defineTool({ name: "refund", version: "1", description: "d", effect: "write", input: z.object({ orderId: z.string() }), output: z.object({ ok: z.boolean() }), idempotencyKey: (i) => `refund:${i.orderId}`, reconcile: () => ({ status: "unknown" as const }), execute: () => ({ ok: true }) });
+    const gate = createGate({ tools: [refund], ledger, onHookError: () => {} });
+    ms = 30;
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 5);
+    expect(await gate.call("refund", { orderId: "o1" }, { signal: ac.signal })).toMatchObject({ ok: false, code: "FAILED", effect: "none" });
+    await new Promise((r) => setTimeout(r, 80));
+    const entry = await inner.get("e1");
+    expect([entry?.state, entry?.effect, entry?.keyHash !== null]).toEqual(["settled", "applied", true]);
+    expect(JSON.parse(entry?.result ?? "{}")).toMatchObject({ ok: false, code: "FAILED", effect: "applied", effects: [{ kind: "refund", ref: "rf_1" }] });
   });
 });

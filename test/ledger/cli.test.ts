@@ -138,13 +138,22 @@ describe.each([
 
 describe("toolgate ledger show <ID prefix>", () => {
   const file = join(dir, "prefix.db");
-  const ids = ["abcd1234-0000-4000-8000-000000000001", "abcd5678-0000-4000-8000-000000000002"];
+  const ids = ["abcd1234-0000-4000-8000-000000000001", "abcd5678-0000-4000-8000-000000000002", "ffff9999-0000-4000-8000-000000000003"];
   beforeAll(async () => {
     const ledger = sqliteLedger({ path: file });
     for (const [i, id] of ids.entries()) {
-      await ledger.claim({ id, owner: "o", callId: `c-${i}`, tool: "pay", version: "1.0.0", principal: null, key: { display: `k-${i}`, hash: `h-${i}` }, fingerprint: "f", leaseMs: 60_000, takeover: false });
+      // The third entry's call id is also the first entry's ID prefix.
+      await ledger.claim({ id, owner: "o", callId: i === 2 ? "abcd12" : `c-${i}`, tool: "pay", version: "1.0.0", principal: null, key: { display: `k-${i}`, hash: `h-${i}` }, fingerprint: "f", leaseMs: 60_000, takeover: false });
     }
     await ledger.close();
+  });
+
+  it("a full ID in upper case is found; a call id that is also another entry's ID prefix is ambiguous (exit 2)", async () => {
+    const upper = await cli("show", ids[0]!.toUpperCase(), "--db", file, "--json");
+    expect([upper.code, (JSON.parse(upper.stdout || "{}") as { id?: string }).id]).toEqual([0, ids[0]]);
+    const both = await cli("show", "abcd12", "--db", file);
+    expect(both.code).toBe(2);
+    expect(both.stderr).toMatch(/ID prefix "abcd12" is ambiguous: it matches abcd1234-0000-4000-8000-000000000001, ffff9999-0000-4000-8000-000000000003/);
   });
 
   it("a unique prefix shows that entry; the full ID and the call id still work", async () => {
@@ -162,12 +171,12 @@ describe("toolgate ledger show <ID prefix>", () => {
     expect(r.stderr).toMatch(/ID prefix "abcd" is ambiguous: it matches abcd1234-0000-4000-8000-000000000001, abcd5678-0000-4000-8000-000000000002; give more characters \(E_AMBIGUOUS_ID\)/);
   });
 
-  it("no match is exit 1; a prefix shorter than 4 characters is a usage error", async () => {
+  it("no match is exit 1, a prefix shorter than 4 characters too (with the hint)", async () => {
     const none = await cli("show", "ffff0000", "--db", file);
     expect(none.code).toBe(1);
     expect(none.stderr).toMatch(/no entry "ffff0000"/);
     const short = await cli("show", "abc", "--db", file);
-    expect(short.code).toBe(2);
+    expect(short.code).toBe(1);
     expect(short.stderr).toMatch(/an ID prefix needs at least 4 characters/);
   });
 
