@@ -5,7 +5,7 @@
  */
 import { ToolgateConfigError } from "./errors.js";
 import { DEFAULT_LIMITS, compileLimits, type CompiledLimits, type Limits } from "./harden.js";
-import { createRedactor, type RedactOptions, type Redactor } from "./redact.js";
+import { _checkRedactOptions, createRedactor, type RedactOptions, type Redactor } from "./redact.js";
 import { _checkRetry, isTool, type AnyTool, type Principal, type ToolEffect } from "./tool.js";
 import type { AttemptEvent, ToolRuntime } from "./execute.js";
 import { createRetryBudget, UNLIMITED_BUDGET, type RetryBudget, type RetryBudgetOptions } from "./policy/budget.js";
@@ -135,10 +135,7 @@ export function resolveGate(o: GateOptions): ResolvedGate {
     if (typeof o.breaker !== "object" || o.breaker === null) bad("E_GATE_BREAKER", "breaker must be an object or false");
     checkKnownKeys(o.breaker, ["threshold", "halfOpenAfterMs"], "breaker.", (m) => bad("E_GATE_BREAKER", m));
   }
-  if (o.redact !== undefined) {
-    if (typeof o.redact !== "object" || o.redact === null) bad("E_GATE_REDACT", "redact must be an object");
-    checkKnownKeys(o.redact, ["patterns", "replaceDefaults", "replacement"], "redact.", (m) => bad("E_GATE_REDACT", m));
-  }
+  if (o.redact !== undefined) _checkRedactOptions(o.redact, (m) => bad("E_GATE_REDACT", m));
   const limits: Limits = { ...DEFAULT_LIMITS, ...o.limits };
   if (!positiveInt(limits.maxBytes, 2 ** 31)) bad("E_GATE_LIMITS", "limits.maxBytes must be a positive integer");
   if (!positiveInt(limits.maxDepth, 1000)) bad("E_GATE_LIMITS", "limits.maxDepth must be an integer from 1 to 1000");

@@ -4,6 +4,7 @@
  * @module
  */
 import type { Effect, ToolErrorCode } from "./result.js";
+import { isPromiseLike } from "./standard.js";
 
 /** One record per call, for `onCall`. Never contains the payload. */
 export interface CallRecord {
@@ -54,15 +55,11 @@ export function guardHandler(handler: HookErrorHandler): HookErrorHandler {
   return (hook, error) => {
     try {
       const r: unknown = handler(hook, error);
-      if (isThenable(r)) r.then(undefined, () => undefined);
+      if (isPromiseLike(r)) r.then(undefined, () => undefined);
     } catch {
       // dropped: see above
     }
   };
-}
-
-function isThenable(r: unknown): r is PromiseLike<unknown> {
-  return typeof r === "object" && r !== null && typeof (r as { then?: unknown }).then === "function";
 }
 
 /** Wrap a fire-and-forget hook so it never throws and rejections are reported. */
@@ -72,7 +69,7 @@ export function safeHook<A>(name: string, fn: ((a: A) => unknown) | undefined, h
   return (a: A) => {
     try {
       const r = fn(a);
-      if (isThenable(r)) r.then(undefined, (e: unknown) => onError(name, e));
+      if (isPromiseLike(r)) r.then(undefined, (e: unknown) => onError(name, e));
     } catch (e) {
       onError(name, e);
     }

@@ -177,27 +177,30 @@ async function claimInLedger(g: ResolvedGate, rt: ToolRuntime, input: unknown, c
 }
 
 /** Best effort: settle a claim whose answer was lost as "nothing ran", releasing its key. */
-async function releaseLostClaim(ledger: Ledger, id: string, owner: string): Promise<void> {
-  try {
-    const body = { ok: false, ..._fail("RETRYABLE", MSG.ledgerDown, true, "none") };
-    await ledger.settle(id, owner, { code: "RETRYABLE", effect: "none", result: JSON.stringify(body), attempts: 0, releaseKey: true });
-  } catch {
-    // most likely the store is down and the claim was never written; its failure is reported already
-  }
+function releaseLostClaim(ledger: Ledger, id: string, owner: string): Promise<void> {
+  return settleNothingRan(ledger, id, owner, _fail("RETRYABLE", MSG.ledgerDown, true, "none"), true);
 }
 
 /**
  * Settle a taken-over claim in which nothing ran back to what the earlier calls left, key held:
  * their unknown effect, or `applied` with the effects they recorded (as the resumed path answers).
  */
-async function returnTakeover(ledger: Ledger, entry: LedgerEntry, owner: string): Promise<void> {
+function returnTakeover(ledger: Ledger, entry: LedgerEntry, owner: string): Promise<void> {
+  const done = withEffects({ ok: false, failure: inheritedUnknown() }, entry.effects);
+  return done.ok ? Promise.resolve() : settleNothingRan(ledger, entry.id, owner, done.failure, false);
+}
+
+/**
+ * Settle a claim in which nothing ran with `failure` as its stored answer. Never rejects: when the
+ * store is down, the claim was most likely never written (its failure is reported already), or
+ * its lease runs out and the next call takes it over.
+ */
+async function settleNothingRan(ledger: Ledger, id: string, owner: string, failure: Failure, releaseKey: boolean): Promise<void> {
   try {
-    const done = withEffects({ ok: false, failure: inheritedUnknown() }, entry.effects);
-    if (done.ok) return; // never: a failure in, a failure out
-    const body = { ok: false, ...done.failure };
-    await ledger.settle(entry.id, owner, { code: done.failure.code, effect: done.failure.effect, result: JSON.stringify(body), attempts: 0, releaseKey: false });
+    const result = JSON.stringify({ ok: false, ...failure });
+    await ledger.settle(id, owner, { code: failure.code, effect: failure.effect, result, attempts: 0, releaseKey });
   } catch {
-    // the store is down: the claim's lease runs out and the next call takes it over
+    // see above
   }
 }
 

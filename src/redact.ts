@@ -3,6 +3,7 @@
  * messages, records. Patterns match common API-key and bearer-token shapes by default.
  * @module
  */
+import { checkKnownKeys } from "./known-keys.js";
 
 /** Options for {@link createRedactor}. */
 export interface RedactOptions {
@@ -12,6 +13,15 @@ export interface RedactOptions {
   readonly replaceDefaults?: boolean;
   /** Replacement text. Default `"[REDACTED]"`. */
   readonly replacement?: string;
+}
+
+/**
+ * @internal Check a {@link RedactOptions} object's shape and keys (a misspelt key would be
+ * ignored); `fail` throws with the caller's error code. Shared by createGate and createLoopPolicy.
+ */
+export function _checkRedactOptions(o: unknown, fail: (message: string) => never): void {
+  if (typeof o !== "object" || o === null) fail("redact must be an object");
+  checkKnownKeys(o, ["patterns", "replaceDefaults", "replacement"], "redact.", fail);
 }
 
 /** The shapes scrubbed by default: provider API keys, cloud keys, bearer tokens, JWTs, private keys. */

@@ -4,7 +4,7 @@
  */
 import { ToolgateConfigError } from "../errors.js";
 import { checkKnownKeys } from "../known-keys.js";
-import { createRedactor, type RedactOptions, type Redactor } from "../redact.js";
+import { _checkRedactOptions, createRedactor, type RedactOptions, type Redactor } from "../redact.js";
 import { safeHook, warnOnceOnHookError, type HookErrorHandler } from "../hooks.js";
 import type { LoopDecision } from "./decision.js";
 
@@ -68,10 +68,7 @@ function int(v: unknown, min: number, max: number, name: string): number {
 export function resolveLoopOptions(o: LoopPolicyOptions = {}): ResolvedLoopOptions {
   if (typeof o !== "object" || o === null) bad("expected an options object");
   checkKnownKeys(o, ["repairBudget", "maxTurns", "maxCalls", "requireFieldChange", "includeArguments", "redact", "now", "onDecision", "onHookError"], "", bad);
-  if (o.redact !== undefined) {
-    if (typeof o.redact !== "object" || o.redact === null) bad("redact must be an object");
-    checkKnownKeys(o.redact, ["patterns", "replaceDefaults", "replacement"], "redact.", bad);
-  }
+  if (o.redact !== undefined) _checkRedactOptions(o.redact, bad);
   for (const b of ["requireFieldChange", "includeArguments"] as const) {
     if (o[b] !== undefined && typeof o[b] !== "boolean") bad(`${b} must be a boolean`);
   }
