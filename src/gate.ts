@@ -529,6 +529,12 @@ function recordedPaths(g: ResolvedGate, name: string, failure: Failure): string[
   return recordPaths(g.listings.find((l) => l.name === name), failure);
 }
 
+/** The masked paths are the issues' own (no payload key in any of them). */
+function samePaths(masked: readonly string[], issues: readonly { readonly path: string }[]): boolean {
+  for (let i = 0; i < masked.length; i++) if (masked[i] !== issues[i]?.path) return false;
+  return masked.length === issues.length;
+}
+
 /** Build the envelope and emit the call's record. */
 function finish(call: Call, done: Done, attempts: number): ToolResult {
   const { g, tool, name, callId } = call;
@@ -538,8 +544,15 @@ function finish(call: Call, done: Done, attempts: number): ToolResult {
   const meta: CallMeta =
     done.replayed === true ? { tool: name, version, callId, attempts, durationMs, replayed: true } : { tool: name, version, callId, attempts, durationMs };
   const result: ToolResult = done.ok ? { ok: true, data: done.data, meta } : { ok: false, ...done.failure, meta };
-  // Records made outside the gate (the loop's evidence) mask the paths as the gate's own record does.
-  if (!done.ok && done.failure.issues !== undefined) _rememberPaths(result, () => recordedPaths(g, name, done.failure));
+  // Records made outside the gate (the loop's evidence) mask the paths as the gate's own record
+  // does. Most failures name only declared fields, whose masked paths are the envelope's own: only
+  // a failure with a payload key in a path is remembered (a WeakMap entry per failure is most of the
+  // cost of an invalid call).
+  let paths: string[] | undefined;
+  if (!done.ok && done.failure.issues !== undefined) {
+    paths = recordedPaths(g, name, done.failure);
+    if (!samePaths(paths, done.failure.issues)) _rememberPaths(result, () => recordedPaths(g, name, done.failure));
+  }
   if (g.onCall !== undefined) {
     const failure = done.ok ? undefined : done.failure;
     const record: { -readonly [K in keyof CallRecord]: CallRecord[K] } = {
@@ -555,7 +568,7 @@ function finish(call: Call, done: Done, attempts: number): ToolResult {
       replayed: done.replayed === true,
       startedAt: Math.round(wallClockAt(call.t0, end)),
     };
-    if (failure?.issues !== undefined) record.issuePaths = recordedPaths(g, name, failure);
+    if (paths !== undefined) record.issuePaths = paths;
     g.onCall(record);
   }
   return result;

@@ -54,6 +54,10 @@ const DEFAULT_MIN_MATCH = 12;
 /** A function that scrubs secrets out of a string. */
 export type Redactor = (text: string) => string;
 
+/** Clean strings a redactor remembers: at most this many, each at most this long. */
+const CLEAN_MAX_ENTRIES = 512;
+const CLEAN_MAX_LENGTH = 256;
+
 /**
  * Build a redactor from the default patterns plus yours.
  * @example
@@ -67,8 +71,13 @@ export function createRedactor(options: RedactOptions = {}): Redactor {
   // A string too short for any pattern is returned as is: only knowable for the defaults, never
   // for custom patterns (a PIN or a short code may be a secret).
   const minLength = extra.length === 0 ? DEFAULT_MIN_MATCH : 0;
+  // Validator messages and issue paths come back again and again, and running every pattern over
+  // one costs more than the rest of an invalid call's bookkeeping. Strings no pattern touched are
+  // kept (bounded: short ones, a few hundred, forgotten all at once when full): a clean string is
+  // answered by one lookup, and the set never holds anything a pattern would call a secret.
+  const clean = new Set<string>();
   return (text: string): string => {
-    if (text.length < minLength) return text;
+    if (text.length < minLength || clean.has(text)) return text;
     let out = text;
     for (const p of patterns) {
       p.lastIndex = 0;
@@ -76,6 +85,10 @@ export function createRedactor(options: RedactOptions = {}): Redactor {
         p.lastIndex = 0;
         out = out.replace(p, replacement);
       }
+    }
+    if (out === text && text.length <= CLEAN_MAX_LENGTH) {
+      if (clean.size >= CLEAN_MAX_ENTRIES) clean.clear();
+      clean.add(text);
     }
     return out;
   };

@@ -95,4 +95,26 @@ describe("createRedactor", () => {
       for (const m of fc.sample(fc.stringMatching(re), 200)) expect(m.length, p.source).toBeGreaterThanOrEqual(12);
     }
   });
+  it("answers a string it has seen before exactly as a fresh redactor does (its memory of clean strings changes no answer)", () => {
+    const pieces = ["token=", "secret: ", "Bearer ", "sk-", "abcdefghijklmnop", "hunter2hunter2", "Invalid input: expected string", "customerId", ".", " ", "x".repeat(300)];
+    const text = fc.array(fc.constantFrom(...pieces), { maxLength: 6 }).map((p) => p.join(""));
+    const custom = { patterns: [/\bPIN\d{4}\b/g] };
+    for (const options of [{}, custom]) {
+      const warm = createRedactor(options);
+      fc.assert(
+        fc.property(fc.array(text, { minLength: 1, maxLength: 20 }), (batch) => {
+          for (const t of [...batch, ...batch]) expect(warm(t)).toBe(createRedactor(options)(t));
+        }),
+        { numRuns: 300 },
+      );
+    }
+  });
+
+  it("keeps answering correctly after more distinct clean strings than it remembers", () => {
+    const redact = createRedactor();
+    for (let i = 0; i < 2_000; i++) expect(redact(`field_${i} is fine`)).toBe(`field_${i} is fine`);
+    expect(redact("token=abcdef123456")).toBe("[REDACTED]");
+    expect(redact("token=abcdef123456")).toBe("[REDACTED]");
+    expect(redact("field_3 is fine")).toBe("field_3 is fine");
+  });
 });
