@@ -19,6 +19,11 @@ export type AttemptResult =
   /** The caller's signal had aborted before the tool was invoked: nothing ran. */
   | { readonly kind: "unstarted" };
 
+/** Where an attempt reports what happened: exactly once, never throwing. */
+export interface AttemptTarget {
+  attemptEnded(r: AttemptResult): void;
+}
+
 /** The parts of the context that stay the same across attempts. */
 export interface CallScope {
   readonly callId: string;
@@ -63,7 +68,7 @@ function flushListeners(): void {
     try {
       r.listen();
     } catch {
-      // listen() does not throw (the attempt's own `done` never does); never let one stop the rest
+      // listen() does not throw (the attempt's target never does); never let one stop the rest
     }
   }
 }
@@ -90,16 +95,16 @@ class AttemptRun implements ToolContext, DeadlineTarget {
   #onStopped: (() => void) | undefined;
   readonly #scope: CallScope;
   readonly #timeoutMs: number;
-  readonly #done: (r: AttemptResult) => void;
+  readonly #target: AttemptTarget;
   constructor(
     scope: CallScope,
     readonly attempt: number,
     timeoutMs: number,
-    done: (r: AttemptResult) => void,
+    target: AttemptTarget,
   ) {
     this.#scope = scope;
     this.#timeoutMs = timeoutMs;
-    this.#done = done;
+    this.#target = target;
   }
   get signal(): AbortSignal {
     if (this.#controller === undefined) {
@@ -130,7 +135,7 @@ class AttemptRun implements ToolContext, DeadlineTarget {
     const caller = this.#scope.signal;
     if (caller !== undefined && caller.aborted) {
       this.#settled = true;
-      this.#done({ kind: "unstarted" });
+      this.#target.attemptEnded({ kind: "unstarted" });
       return false;
     }
     this.#deadline = scheduleDeadline(this.#timeoutMs, this, now);
@@ -165,7 +170,7 @@ class AttemptRun implements ToolContext, DeadlineTarget {
     this.#pending = false;
     this.#deadline?.cancel();
     this.#unlisten();
-    this.#done(r);
+    this.#target.attemptEnded(r);
   }
   #unlisten(): void {
     if (this.#listening) unwatch(this.#scope.signal!, this);
@@ -176,11 +181,11 @@ class AttemptRun implements ToolContext, DeadlineTarget {
     this.#settled = true;
     this.#unlisten();
     this.#abort(new AttemptTimeoutError(this.#timeoutMs));
-    if (!this.#pending) return this.#done({ kind: "timeout" });
+    if (!this.#pending) return this.#target.attemptEnded({ kind: "timeout" });
     // No second `then` on the tool's object (a query builder runs its query on every `then`):
     // the callbacks already attached to it report here when it settles.
     const stopped = new Promise<void>((resolve) => (this.#onStopped = resolve));
-    this.#done({ kind: "timeout", stopped });
+    this.#target.attemptEnded({ kind: "timeout", stopped });
   }
   /** The caller's signal aborted. */
   cancel(): void {
@@ -188,7 +193,7 @@ class AttemptRun implements ToolContext, DeadlineTarget {
     this.#settled = true;
     this.#deadline?.cancel();
     this.#abort(this.#scope.signal?.reason);
-    this.#done({ kind: "cancelled" });
+    this.#target.attemptEnded({ kind: "cancelled" });
   }
   #abort(reason: unknown): void {
     this.#aborted = true;
@@ -234,9 +239,9 @@ export function onAttemptAbort(ctx: ToolContext): AbortSource | AbortSignal {
 }
 
 /**
- * Start `tool.execute` once with a timeout; `done` is called exactly once with what happened
+ * Start `tool.execute` once with a timeout; `target` hears exactly once what happened
  * (synchronously when the tool answers synchronously). `now`: a `performance.now()` the caller
- * has just read, if any. The hot path: no promise of its own.
+ * has just read, if any. The hot path: no promise and no closure of its own.
  */
 export function startAttempt(
   tool: AnyTool,
@@ -245,14 +250,14 @@ export function startAttempt(
   attempt: number,
   timeoutMs: number,
   now: number | undefined,
-  done: (r: AttemptResult) => void,
+  target: AttemptTarget,
 ): void {
-  start(tool, tool.execute, input, scope, attempt, timeoutMs, now, done);
+  start(tool, tool.execute, input, scope, attempt, timeoutMs, now, target);
 }
 
 /** {@link startAttempt} as a promise. */
 export function runAttempt(tool: AnyTool, input: unknown, scope: CallScope, attempt: number, timeoutMs: number): Promise<AttemptResult> {
-  return new Promise<AttemptResult>((resolve) => start(tool, tool.execute, input, scope, attempt, timeoutMs, undefined, resolve));
+  return new Promise<AttemptResult>((resolve) => start(tool, tool.execute, input, scope, attempt, timeoutMs, undefined, { attemptEnded: resolve }));
 }
 
 /** Run one function of a tool (`execute`, `reconcile`) with a fresh context and a timeout. */
@@ -263,7 +268,7 @@ export function runInContext(
   attempt: number,
   timeoutMs: number,
 ): Promise<AttemptResult> {
-  return new Promise<AttemptResult>((resolve) => start(undefined, fn, input, scope, attempt, timeoutMs, undefined, resolve));
+  return new Promise<AttemptResult>((resolve) => start(undefined, fn, input, scope, attempt, timeoutMs, undefined, { attemptEnded: resolve }));
 }
 
 function start(
@@ -274,9 +279,9 @@ function start(
   attempt: number,
   timeoutMs: number,
   now: number | undefined,
-  done: (r: AttemptResult) => void,
+  target: AttemptTarget,
 ): void {
-  const r = new AttemptRun(scope, attempt, timeoutMs, done);
+  const r = new AttemptRun(scope, attempt, timeoutMs, target);
   if (!r.start(now)) return;
   try {
     const out: unknown = fn.call(self, input as never, r);

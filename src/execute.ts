@@ -6,7 +6,7 @@
  */
 import { _fail, type Failure } from "./result.js";
 import type { AnyTool } from "./tool.js";
-import { runAttempt, startAttempt, type AttemptResult, type CallScope } from "./attempt.js";
+import { runAttempt, startAttempt, type AttemptResult, type AttemptTarget, type CallScope } from "./attempt.js";
 import { answeredByService, classifyError, type Classified } from "./policy/classify.js";
 import { fullJitter } from "./policy/backoff.js";
 import { sleep } from "./policy/deadline.js";
@@ -116,52 +116,75 @@ function outcomeName(r: Exclude<AttemptResult, { kind: "unstarted" }>, c: Classi
 }
 
 /**
- * Run the tool under its policies and call `done` once with the outcome (the hot path: no
- * promise of its own when the first attempt succeeds). Never throws; `done` must not either.
+ * A call executing under policy: what {@link executeWithPolicy} runs, in which scope, and where the
+ * outcome goes. The gate's own call object is one (no closure per call); its `attemptEnded` hands
+ * the first attempt's result to {@link firstAttemptEnded}.
+ */
+export interface Execution extends AttemptTarget {
+  readonly rt: ToolRuntime;
+  readonly input: unknown;
+  readonly scope: CallScope;
+  readonly env: ExecEnv;
+  /** `performance.now()` when the first attempt started (0 without an `onAttempt` hook); set by {@link executeWithPolicy}. */
+  started: number;
+  /** Called exactly once with the outcome. Must not throw. */
+  executed(outcome: ExecOutcome): void;
+}
+
+/** Executions of a tool the call may make: a write only with a guarantee (see {@link writeRetryIsSafe}). */
+function maxAttemptsOf(rt: ToolRuntime, scope: CallScope): number {
+  return rt.tool.effect === "write" && !writeRetryIsSafe(rt.tool, scope) ? 1 : rt.retry.attempts;
+}
+
+/**
+ * Run the tool under its policies; `x.executed` hears the outcome once (the hot path: no promise
+ * of its own when the first attempt succeeds). Never throws.
  * `now`: a `performance.now()` read just before (the first attempt's deadline counts from it).
  */
-export function executeWithPolicy(
-  rt: ToolRuntime,
-  input: unknown,
-  scope: CallScope,
-  env: ExecEnv,
-  now: number | undefined,
-  done: (outcome: ExecOutcome) => void,
-): void {
+export function executeWithPolicy(x: Execution, now: number | undefined): void {
+  const { rt, scope, env } = x;
   const tool = rt.tool;
   if (rt.inFlight >= rt.concurrency) {
     // A taken-over claim inherits an unknown effect that no state check has cleared yet: it stays
     // unknown (and its key held, so the next call takes it over and checks), never "none".
     const busy = _fail("RETRYABLE", MSG.busy, true, "none");
-    done({ ok: false, failure: tool.effect === "write" && scope.resumed ? _fail("FAILED", MSG.busyUnknown, false, "unknown") : busy, attempts: 0 });
+    x.executed({ ok: false, failure: tool.effect === "write" && scope.resumed ? _fail("FAILED", MSG.busyUnknown, false, "unknown") : busy, attempts: 0 });
     return;
   }
   rt.inFlight++;
   env.budget.deposit();
   // A failed write may have applied its effect: it is retried only with a guarantee (a downstream
   // that honours the idempotency key, or a state check), and a resumed claim checks state first.
-  const write = tool.effect === "write";
-  const maxAttempts = write && !writeRetryIsSafe(tool, scope) ? 1 : rt.retry.attempts;
-  if ((write && scope.resumed) || (rt.breaker !== undefined && rt.breaker.state !== "closed")) {
-    attemptsFrom(rt, input, scope, env, maxAttempts, undefined, 0).then(done, () => done(broken(write)));
+  if ((tool.effect === "write" && scope.resumed) || (rt.breaker !== undefined && rt.breaker.state !== "closed")) {
+    loopFrom(x, undefined);
     return;
   }
-  // The common case starts the first attempt directly; the loop below takes over only when that
-  // attempt did not succeed.
-  const started = env.onAttempt === undefined ? 0 : performance.now();
-  startAttempt(tool, input, scope, 1, rt.timeoutMs, now, (r) => {
-    if (r.kind !== "value") {
-      attemptsFrom(rt, input, scope, env, maxAttempts, r, started).then(done, () => done(broken(write)));
-      return;
-    }
-    let outcome: ExecOutcome;
-    try {
-      outcome = succeeded(rt, scope, env, 1, r.value, started);
-    } catch {
-      outcome = broken(write); // never: hooks are wrapped; but this callback must not throw, or the call would hang
-    }
-    done(release(rt, outcome));
-  });
+  // The common case starts the first attempt directly; the loop takes over only when that
+  // attempt did not succeed (see firstAttemptEnded).
+  x.started = env.onAttempt === undefined ? 0 : performance.now();
+  startAttempt(tool, x.input, scope, 1, rt.timeoutMs, now, x);
+}
+
+/** The first attempt started by {@link executeWithPolicy} ended: its value, or the attempt loop from there. */
+export function firstAttemptEnded(x: Execution, r: AttemptResult): void {
+  if (r.kind !== "value") return loopFrom(x, r);
+  const rt = x.rt;
+  let outcome: ExecOutcome;
+  try {
+    outcome = succeeded(rt, x.scope, x.env, 1, r.value, x.started);
+  } catch {
+    outcome = broken(rt.tool.effect === "write"); // never: hooks are wrapped; but the call must not hang
+  }
+  x.executed(release(rt, outcome));
+}
+
+/** The attempt loop, from the first attempt's result when it already ran. */
+function loopFrom(x: Execution, first: AttemptResult | undefined): void {
+  const rt = x.rt;
+  attemptsFrom(rt, x.input, x.scope, x.env, maxAttemptsOf(rt, x.scope), first, x.started).then(
+    (o) => x.executed(o),
+    () => x.executed(broken(rt.tool.effect === "write")),
+  );
 }
 
 /**

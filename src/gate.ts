@@ -12,7 +12,8 @@ import { hardenParsed, hardenValue, parseText, type Hardened } from "./harden.js
 import { splitMeta, type SplitMeta } from "./meta.js";
 import { NO } from "./fast-path.js";
 import { toSafeIssues, issue } from "./issues.js";
-import { cancelledBefore, executeWithPolicy, failureFor, type ExecOutcome, type ToolRuntime } from "./execute.js";
+import { cancelledBefore, executeWithPolicy, failureFor, firstAttemptEnded, type ExecEnv, type ExecOutcome, type Execution, type ToolRuntime } from "./execute.js";
+import type { AttemptResult, CallScope } from "./attempt.js";
 import { claimCall, settleCall, type ClaimedCall, type GoAhead, type StepDone } from "./idempotency.js";
 import { classifyError } from "./policy/classify.js";
 import { isPromiseLike } from "./standard.js";
@@ -102,24 +103,71 @@ export function createGate<const T extends readonly AnyTool[]>(options: GateOpti
 function recordRefusal(g: ResolvedGate, f: ToolFailure): ToolFailure {
   try {
     const { ok: _ok, meta, ...failure } = f;
-    const c: Call = { g, tool: g.runtimes.get(meta.tool)?.tool, name: meta.tool, callId: meta.callId, t0: performance.now(), version: meta.version };
+    const c = new Call(g, g.runtimes.get(meta.tool)?.tool, meta.tool, meta.callId, performance.now(), meta.version);
     return finish(c, { ok: false, failure }, 0) as ToolFailure; // a failure in, a failure out
   } catch {
     return f;
   }
 }
 
-/** A call in progress: what the envelope needs, whichever step ends the call. */
-interface Call {
-  readonly g: ResolvedGate;
-  readonly tool: AnyTool | undefined;
-  /** The name as shown in the envelope and the record (never an unbounded echo of the caller's). */
-  readonly name: string;
-  readonly callId: string;
-  /** `performance.now()` when the call began. */
-  readonly t0: number;
-  /** The version to report when it is not the tool's own (a refusal recorded for a proxy). */
-  readonly version?: string;
+/**
+ * A call in progress: what the envelope needs, whichever step ends the call; once it goes ahead,
+ * also the execution the policy runs and reports to (src/execute.ts), so the steps after the
+ * tool answered continue from this one object instead of a closure per step.
+ */
+class Call implements Execution {
+  rt: ToolRuntime = undefined as never;
+  input: unknown = undefined;
+  /** The claim the call goes ahead under: the scope its attempts share. */
+  claim: GoAhead = undefined as never;
+  started = 0;
+  resolve: (r: ToolResult | PromiseLike<ToolResult>) => void = ignore;
+  constructor(
+    readonly g: ResolvedGate,
+    readonly tool: AnyTool | undefined,
+    /** The name as shown in the envelope and the record (never an unbounded echo of the caller's). */
+    readonly name: string,
+    readonly callId: string,
+    /** `performance.now()` when the call began. */
+    readonly t0: number,
+    /** The version to report when it is not the tool's own (a refusal recorded for a proxy, a replay). */
+    readonly version?: string,
+  ) {}
+  get scope(): CallScope {
+    return this.claim;
+  }
+  get env(): ExecEnv {
+    return this.g;
+  }
+  attemptEnded(r: AttemptResult): void {
+    const rt = this.rt;
+    // The common case with the steps below collapsed, in their order: the first attempt answered
+    // (firstAttemptEnded), no onAttempt hook and no business check, the compiled output check
+    // accepts the value (verify), and no ledger claim to settle (settled). Anything else, or a
+    // value the compiled check leaves to the schema, takes those steps.
+    if (r.kind !== "value" || this.g.onAttempt !== undefined || rt.fastOutput === undefined || rt.tool.check !== undefined || this.claim.ticket !== undefined) {
+      return firstAttemptEnded(this, r);
+    }
+    try {
+      rt.breaker?.success();
+      rt.inFlight--;
+      const data = rt.fastOutput(r.value);
+      this.resolve(data !== NO ? finish(this, { ok: true, data }, 1) : checked(this, rt, this.input, this.claim, { ok: true, value: r.value, attempts: 1 }, true));
+    } catch {
+      this.resolve(internalError(this)()); // never: each step guards its own hooks
+    }
+  }
+  executed(exec: ExecOutcome): void {
+    this.resolve(checked(this, this.rt, this.input, this.claim, exec));
+  }
+}
+
+const ignore = (): void => {};
+
+/** Captures a new promise's resolve without a closure per call (see {@link executed}). */
+let captured: (r: ToolResult | PromiseLike<ToolResult>) => void = ignore;
+function capture(resolve: (r: ToolResult | PromiseLike<ToolResult>) => void): void {
+  captured = resolve;
 }
 
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -133,15 +181,15 @@ function callTool(g: ResolvedGate, name: string, args: unknown, given: CallOptio
     const shown = rt !== undefined ? rt.tool.name : typeof name === "string" && TOOL_NAME.test(name) ? g.redact(name) : "<invalid>";
     const opts = given === undefined ? undefined : readOptions(given);
     if (opts instanceof BadOption) {
-      const c: Call = { g, tool: rt?.tool, name: shown, callId: newCallId(), t0 };
+      const c = new Call(g, rt?.tool, shown, newCallId(), t0);
       return Promise.resolve(finish(c, { ok: false, failure: _fail("FAILED", MSG.callOptions, false, "none", { issues: [opts.issue] }) }, 0));
     }
-    const c: Call = { g, tool: rt?.tool, name: shown, callId: opts?.callId ?? newCallId(), t0 };
+    const c = new Call(g, rt?.tool, shown, opts?.callId ?? newCallId(), t0);
     if (rt === undefined) return Promise.resolve(finish(c, { ok: false, failure: _fail("UNKNOWN_TOOL", MSG.unknownTool, false, "none") }, 0));
     return pipeline(c, rt, args, opts);
   } catch {
     // never: every read of the caller's values is guarded; but gate.call must not throw
-    return Promise.resolve(finish({ g, tool: undefined, name: "<invalid>", callId: newCallId(), t0 }, { ok: false, failure: _fail("FAILED", MSG.internal, false, "none") }, 0));
+    return Promise.resolve(finish(new Call(g, undefined, "<invalid>", newCallId(), t0), { ok: false, failure: _fail("FAILED", MSG.internal, false, "none") }, 0));
   }
 }
 
@@ -269,13 +317,17 @@ function claimed(
 /** 6. Execute under policy: timeout, classification, retry, breaker, concurrency. */
 function executed(call: Call, rt: ToolRuntime, input: unknown, claim: ClaimedCall, now: number | undefined, signal: AbortSignal | undefined): ToolResult | Promise<ToolResult> {
   if (claim.kind === "answer") return answered(call, rt, claim.done, signal);
-  return new Promise<ToolResult>((resolve) => {
-    try {
-      executeWithPolicy(rt, input, claim.scope, call.g, now, (exec) => resolve(checked(call, rt, input, claim, exec)));
-    } catch {
-      resolve(internalError(call)());
-    }
-  });
+  const answer = new Promise<ToolResult>(capture);
+  call.resolve = captured;
+  call.rt = rt;
+  call.input = input;
+  call.claim = claim;
+  try {
+    executeWithPolicy(call, now);
+  } catch {
+    call.resolve(internalError(call)());
+  }
+  return answer;
 }
 
 /**
@@ -288,7 +340,7 @@ function executed(call: Call, rt: ToolRuntime, input: unknown, claim: ClaimedCal
  */
 function answered(call: Call, rt: ToolRuntime, done: Done, signal: AbortSignal | undefined): ToolResult | Promise<ToolResult> {
   const stored = done.replayed === true ? done.storedVersion : undefined;
-  const c: Call = stored !== undefined && stored !== rt.tool.version ? { ...call, version: stored } : call;
+  const c = stored !== undefined && stored !== rt.tool.version ? new Call(call.g, call.tool, call.name, call.callId, call.t0, stored) : call;
   if (done.ok && done.withheld === true) return finish(c, { ok: false, failure: _fail("FAILED", MSG.replayWithheld, false, "applied"), replayed: true }, 0);
   if (!done.ok || c === call) return finish(c, done, 0);
   return underTodaysContract(rt.tool.output, done.data, signal, rt.timeoutMs).then((data) => {
@@ -322,9 +374,9 @@ async function underTodaysContract(schema: StandardSchemaV1, stored: unknown, si
 }
 
 /** 7–8. Validate output (a transport success proves no business rule), then the business check. */
-function checked(call: Call, rt: ToolRuntime, input: unknown, claim: GoAhead, exec: ExecOutcome): ToolResult | Promise<ToolResult> {
+function checked(call: Call, rt: ToolRuntime, input: unknown, claim: GoAhead, exec: ExecOutcome, fastRefused = false): ToolResult | Promise<ToolResult> {
   try {
-    const done = exec.ok ? verify(call.g, rt, input, exec.value) : { ok: false as const, failure: exec.failure };
+    const done = exec.ok ? verify(call.g, rt, input, exec.value, fastRefused) : { ok: false as const, failure: exec.failure };
     if (isPending(done)) {
       // An async output check or business check: bounded by the tool's timeout and the caller's cancel.
       return untilSettled(done, claim.signal, rt.timeoutMs).then((d) => settled(call, claim, unfinishedCheck(rt.tool, d), exec.attempts), internalError(call));
@@ -379,10 +431,13 @@ function asPromise(r: ToolResult | Promise<ToolResult>): Promise<ToolResult> {
   return isPending(r) ? r : Promise.resolve(r);
 }
 
-/** Output validation and the business check; synchronous unless the schema or the check is async. */
-function verify(g: ResolvedGate, rt: ToolRuntime, input: unknown, value: unknown): Done | Promise<Done> {
+/**
+ * Output validation and the business check; synchronous unless the schema or the check is async.
+ * `fastRefused`: the compiled output check has already said NO for this value (it is not asked twice).
+ */
+function verify(g: ResolvedGate, rt: ToolRuntime, input: unknown, value: unknown, fastRefused: boolean): Done | Promise<Done> {
   const tool = rt.tool;
-  const fast = rt.fastOutput === undefined ? NO : rt.fastOutput(value);
+  const fast = fastRefused || rt.fastOutput === undefined ? NO : rt.fastOutput(value);
   if (fast !== NO) return tool.check === undefined ? { ok: true, data: fast } : judged(g, tool, input, value, { value: fast });
   const out = validate(tool.output, value);
   if (isPromiseLike(out)) return out.then((o) => judged(g, tool, input, value, o));
