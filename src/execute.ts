@@ -144,13 +144,7 @@ function maxAttemptsOf(rt: ToolRuntime, scope: CallScope): number {
 export function executeWithPolicy(x: Execution, now: number | undefined): void {
   const { rt, scope, env } = x;
   const tool = rt.tool;
-  if (rt.inFlight >= rt.concurrency) {
-    // A taken-over claim inherits an unknown effect that no state check has cleared yet: it stays
-    // unknown (and its key held, so the next call takes it over and checks), never "none".
-    const busy = _fail("RETRYABLE", MSG.busy, true, "none");
-    x.executed({ ok: false, failure: tool.effect === "write" && scope.resumed ? _fail("FAILED", MSG.busyUnknown, false, "unknown") : busy, attempts: 0 });
-    return;
-  }
+  if (rt.inFlight >= rt.concurrency) return atLimit(x);
   rt.inFlight++;
   env.budget.deposit();
   // A failed write may have applied its effect: it is retried only with a guarantee (a downstream
@@ -163,6 +157,14 @@ export function executeWithPolicy(x: Execution, now: number | undefined): void {
   // attempt did not succeed (see firstAttemptEnded).
   x.started = env.onAttempt === undefined ? 0 : performance.now();
   startAttempt(tool, x.input, scope, 1, rt.timeoutMs, now, x);
+}
+
+/** The tool is at its concurrency limit: nothing runs. */
+function atLimit(x: Execution): void {
+  // A taken-over claim inherits an unknown effect that no state check has cleared yet: it stays
+  // unknown (and its key held, so the next call takes it over and checks), never "none".
+  const unknown = x.rt.tool.effect === "write" && x.scope.resumed;
+  x.executed({ ok: false, failure: unknown ? _fail("FAILED", MSG.busyUnknown, false, "unknown") : _fail("RETRYABLE", MSG.busy, true, "none"), attempts: 0 });
 }
 
 /** The first attempt started by {@link executeWithPolicy} ended: its value, or the attempt loop from there. */

@@ -180,17 +180,19 @@ function callTool(g: ResolvedGate, name: string, args: unknown, given: CallOptio
     const rt = typeof name === "string" ? g.runtimes.get(name) : undefined;
     const shown = rt !== undefined ? rt.tool.name : typeof name === "string" && TOOL_NAME.test(name) ? g.redact(name) : "<invalid>";
     const opts = given === undefined ? undefined : readOptions(given);
-    if (opts instanceof BadOption) {
-      const c = new Call(g, rt?.tool, shown, newCallId(), t0);
-      return Promise.resolve(finish(c, { ok: false, failure: _fail("FAILED", MSG.callOptions, false, "none", { issues: [opts.issue] }) }, 0));
-    }
+    if (opts instanceof BadOption) return refusedAtOnce(new Call(g, rt?.tool, shown, newCallId(), t0), "FAILED", MSG.callOptions, opts.issue);
     const c = new Call(g, rt?.tool, shown, opts?.callId ?? newCallId(), t0);
-    if (rt === undefined) return Promise.resolve(finish(c, { ok: false, failure: _fail("UNKNOWN_TOOL", MSG.unknownTool, false, "none") }, 0));
+    if (rt === undefined) return refusedAtOnce(c, "UNKNOWN_TOOL", MSG.unknownTool, undefined);
     return pipeline(c, rt, args, opts);
   } catch {
     // never: every read of the caller's values is guarded; but gate.call must not throw
-    return Promise.resolve(finish(new Call(g, undefined, "<invalid>", newCallId(), t0), { ok: false, failure: _fail("FAILED", MSG.internal, false, "none") }, 0));
+    return refusedAtOnce(new Call(g, undefined, "<invalid>", newCallId(), t0), "FAILED", MSG.internal, undefined);
   }
+}
+
+/** A call refused before its pipeline began (kept out of `callTool`, whose common case stays small). */
+function refusedAtOnce(c: Call, code: "FAILED" | "UNKNOWN_TOOL", message: string, bad: ReturnType<typeof issue> | undefined): Promise<ToolResult> {
+  return Promise.resolve(refuse(c, _fail(code, message, false, "none", bad === undefined ? undefined : { issues: [bad] })));
 }
 
 /*
@@ -211,11 +213,18 @@ function pipeline(call: Call, rt: ToolRuntime, args: unknown, opts: CallOptions 
       if (!parsed.ok) return Promise.resolve(refuse(call, hardeningFailure(parsed)));
       value = parsed.value;
     }
-    if (rt.fastInput !== undefined) {
-      const fast = rt.fastInput(value);
-      if (fast !== NO) return asPromise(admitted(call, rt, fast, NO_META, opts, call.t0));
-    }
+    const fast = rt.fastInput === undefined ? NO : rt.fastInput(value);
+    if (fast !== NO) return asPromise(admitted(call, rt, fast, NO_META, opts, call.t0));
+    return validatedInput(call, rt, args, value, opts);
+  } catch {
+    return Promise.resolve(internalError(call)());
+  }
+}
 
+/** 1–3 for a payload the fast path left to them. `value`: the payload (JSON text already parsed). */
+function validatedInput(call: Call, rt: ToolRuntime, args: unknown, value: unknown, opts: CallOptions | undefined): Promise<ToolResult> {
+  const g = call.g;
+  try {
     // 1. Harden the payload (size, depth, keys, plain data); a caller's value is copied.
     const hardened = typeof args === "string" ? hardenParsed(value, g.limits) : hardenValue(value, g.limits);
     if (!hardened.ok) return Promise.resolve(refuse(call, hardeningFailure(hardened)));
@@ -275,20 +284,23 @@ function admitted(
   opts: CallOptions | undefined,
   now: number | undefined,
 ): ToolResult | Promise<ToolResult> {
-  const g = call.g;
+  const tool = rt.tool;
+  if (call.g.authorize !== undefined || (tool.approval !== undefined && tool.approval !== false)) return decided(call, rt, input, meta, opts);
+  return claimed(call, rt, input, meta, opts, now);
+}
+
+/** 4b. Wait for `authorize` and the approval, then go on to the claim. */
+function decided(call: Call, rt: ToolRuntime, input: unknown, meta: Readonly<Record<string, unknown>>, opts: CallOptions | undefined): ToolResult | Promise<ToolResult> {
   const tool = rt.tool;
   try {
-    if (g.authorize !== undefined || (tool.approval !== undefined && tool.approval !== false)) {
-      const signal = opts?.signal;
-      const request: CallRequest = { tool: tool.name, version: tool.version, effect: tool.effect, callId: call.callId, principal: opts?.principal, input, meta, signal };
-      // A caller's cancel ends the wait for a decision (a person may never answer an approval).
-      if (signal?.aborted === true) return refuse(call, cancelledBefore()); // ask no one for a cancelled call
-      return untilSettled(authorizeAndApprove(g, tool, request), signal).then((refused) => {
-        if (refused === CANCELLED) return refuse(call, cancelledBefore());
-        return refused !== undefined ? refuse(call, refused) : claimed(call, rt, input, meta, opts, undefined);
-      }, internalError(call));
-    }
-    return claimed(call, rt, input, meta, opts, now);
+    const signal = opts?.signal;
+    const request: CallRequest = { tool: tool.name, version: tool.version, effect: tool.effect, callId: call.callId, principal: opts?.principal, input, meta, signal };
+    // A caller's cancel ends the wait for a decision (a person may never answer an approval).
+    if (signal?.aborted === true) return refuse(call, cancelledBefore()); // ask no one for a cancelled call
+    return untilSettled(authorizeAndApprove(call.g, tool, request), signal).then((refused) => {
+      if (refused === CANCELLED) return refuse(call, cancelledBefore());
+      return refused !== undefined ? refuse(call, refused) : claimed(call, rt, input, meta, opts, undefined);
+    }, internalError(call));
   } catch {
     return internalError(call)();
   }
@@ -592,12 +604,20 @@ function samePaths(masked: readonly string[], issues: readonly { readonly path: 
 
 /** Build the envelope and emit the call's record. */
 function finish(call: Call, done: Done, attempts: number): ToolResult {
-  const { g, tool, name, callId } = call;
   const end = performance.now();
   const durationMs = Math.round((end - call.t0) * 1000) / 1000; // µs precision
-  const version = call.version ?? tool?.version ?? "";
+  const version = call.version ?? call.tool?.version ?? "";
   const meta: CallMeta =
-    done.replayed === true ? { tool: name, version, callId, attempts, durationMs, replayed: true } : { tool: name, version, callId, attempts, durationMs };
+    done.replayed === true
+      ? { tool: call.name, version, callId: call.callId, attempts, durationMs, replayed: true }
+      : { tool: call.name, version, callId: call.callId, attempts, durationMs };
+  if (done.ok && call.g.onCall === undefined) return { ok: true, data: done.data, meta };
+  return finishFull(call, done, meta, end);
+}
+
+/** {@link finish} for a failure, or with an `onCall` hook: the envelope, the paths it masks, the record. */
+function finishFull(call: Call, done: Done, meta: CallMeta, end: number): ToolResult {
+  const { g, tool, name } = call;
   const result: ToolResult = done.ok ? { ok: true, data: done.data, meta } : { ok: false, ...done.failure, meta };
   // Records made outside the gate (the loop's evidence) mask the paths as the gate's own record
   // does. Most failures name only declared fields, whose masked paths are the envelope's own: only
@@ -612,12 +632,12 @@ function finish(call: Call, done: Done, attempts: number): ToolResult {
     const failure = done.ok ? undefined : done.failure;
     const record: { -readonly [K in keyof CallRecord]: CallRecord[K] } = {
       tool: name,
-      version,
-      callId,
+      version: meta.version,
+      callId: meta.callId,
       ok: done.ok,
       code: failure === undefined ? "OK" : failure.code,
-      attempts,
-      durationMs,
+      attempts: meta.attempts,
+      durationMs: meta.durationMs,
       effect: failure === undefined ? (tool?.effect === "write" ? "applied" : "none") : failure.effect,
       retryable: failure === undefined ? false : failure.retryable,
       replayed: done.replayed === true,
