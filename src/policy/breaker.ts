@@ -35,56 +35,66 @@ export interface Breaker {
  * @example const b = createBreaker({ threshold: 5, halfOpenAfterMs: 10_000 });
  */
 export function createBreaker(o: BreakerOptions = {}, onChange?: (s: BreakerState) => void): Breaker {
-  const threshold = o.threshold ?? 5;
-  const halfOpenAfterMs = o.halfOpenAfterMs ?? 10_000;
-  let state: BreakerState = "closed";
-  let failures = 0;
-  let openedAt = 0;
-  let probing = false;
-  const set = (s: BreakerState): void => {
-    if (s === state) return;
-    state = s;
-    onChange?.(s);
-  };
-  return {
-    admit(now) {
-      if (state === "closed") return { ok: true };
-      if (state === "open") {
-        const wait = openedAt + halfOpenAfterMs - now;
-        if (wait > 0) return { ok: false, retryAfterMs: wait };
-        set("half-open");
-        probing = true;
-        return { ok: true };
-      }
-      if (!probing) {
-        probing = true;
-        return { ok: true };
-      }
-      return { ok: false, retryAfterMs: halfOpenAfterMs };
-    },
-    success() {
-      failures = 0;
-      probing = false;
-      set("closed");
-    },
-    release() {
-      probing = false;
-    },
-    failure(now) {
-      probing = false;
-      if (state === "half-open") {
-        openedAt = now;
-        set("open");
-        return;
-      }
-      failures++;
-      if (failures >= threshold) {
-        openedAt = now;
-        set("open");
-      }
-    },
-    get state() {
-      return state;
-    },
-  };
+  return new CircuitBreaker(o.threshold ?? 5, o.halfOpenAfterMs ?? 10_000, onChange);
+}
+
+/**
+ * The breaker's state is a plain field, and a success on a closed circuit with no failures
+ * counted changes nothing: every call reads the one and reports the other, so both stay cheap.
+ */
+class CircuitBreaker implements Breaker {
+  state: BreakerState = "closed";
+  #failures = 0;
+  #openedAt = 0;
+  #probing = false;
+  readonly #threshold: number;
+  readonly #halfOpenAfterMs: number;
+  readonly #onChange: ((s: BreakerState) => void) | undefined;
+  constructor(threshold: number, halfOpenAfterMs: number, onChange: ((s: BreakerState) => void) | undefined) {
+    this.#threshold = threshold;
+    this.#halfOpenAfterMs = halfOpenAfterMs;
+    this.#onChange = onChange;
+  }
+  #set(s: BreakerState): void {
+    if (s === this.state) return;
+    this.state = s;
+    this.#onChange?.(s);
+  }
+  admit(now: number): Admission {
+    if (this.state === "closed") return { ok: true };
+    if (this.state === "open") {
+      const wait = this.#openedAt + this.#halfOpenAfterMs - now;
+      if (wait > 0) return { ok: false, retryAfterMs: wait };
+      this.#set("half-open");
+      this.#probing = true;
+      return { ok: true };
+    }
+    if (!this.#probing) {
+      this.#probing = true;
+      return { ok: true };
+    }
+    return { ok: false, retryAfterMs: this.#halfOpenAfterMs };
+  }
+  success(): void {
+    if (this.state === "closed" && this.#failures === 0 && !this.#probing) return;
+    this.#failures = 0;
+    this.#probing = false;
+    this.#set("closed");
+  }
+  release(): void {
+    this.#probing = false;
+  }
+  failure(now: number): void {
+    this.#probing = false;
+    if (this.state === "half-open") {
+      this.#openedAt = now;
+      this.#set("open");
+      return;
+    }
+    this.#failures++;
+    if (this.#failures >= this.#threshold) {
+      this.#openedAt = now;
+      this.#set("open");
+    }
+  }
 }
