@@ -331,6 +331,7 @@ function executed(call: Call, rt: ToolRuntime, input: unknown, claim: ClaimedCal
   if (claim.kind === "answer") return answered(call, rt, claim.done, signal);
   const answer = new Promise<ToolResult>(capture);
   call.resolve = captured;
+  captured = ignore; // not kept past this call: it would hold the last answer alive
   call.rt = rt;
   call.input = input;
   call.claim = claim;
