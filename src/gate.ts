@@ -352,6 +352,14 @@ function executed(call: Call, rt: ToolRuntime, input: unknown, claim: ClaimedCal
  * {@link underTodaysContract}): otherwise FAILED/applied, never data that breaks the contract.
  */
 function answered(call: Call, rt: ToolRuntime, done: Done, signal: AbortSignal | undefined): ToolResult | Promise<ToolResult> {
+  try {
+    return replayedAs(call, rt, done, signal);
+  } catch {
+    return internalError(call)(); // a stored answer is not the gate's own data: never a rejection
+  }
+}
+
+function replayedAs(call: Call, rt: ToolRuntime, done: Done, signal: AbortSignal | undefined): ToolResult | Promise<ToolResult> {
   const stored = done.replayed === true ? done.storedVersion : undefined;
   const c = stored !== undefined && stored !== rt.tool.version ? new Call(call.g, call.tool, call.name, call.callId, call.t0, stored) : call;
   if (done.ok && done.withheld === true) return finish(c, { ok: false, failure: _fail("FAILED", MSG.replayWithheld, false, "applied"), replayed: true }, 0);

@@ -6,7 +6,7 @@
  * @module
  */
 import { randomUUID } from "node:crypto";
-import { _fail, type EffectRef, type Failure } from "./result.js";
+import { _fail, TOOL_ERROR_CODES, type Effect, type EffectRef, type Failure, type ToolErrorCode } from "./result.js";
 import type { CallScope } from "./attempt.js";
 import type { ToolRuntime } from "./execute.js";
 import type { ResolvedGate } from "./gate-options.js";
@@ -323,14 +323,36 @@ function replay(entry: LedgerEntry): StepDone {
     if (body.ok === true) {
       return body.withheld === true ? { ok: true, data: body.data, replayed: true, storedVersion, withheld: true } : { ok: true, data: body.data, replayed: true, storedVersion };
     }
-    if (body.ok === false && typeof body.code === "string" && typeof body.message === "string") {
-      const { ok: _ok, ...failure } = body;
-      return { ok: false, failure: failure as unknown as Failure, replayed: true, storedVersion };
-    }
+    const failure = body.ok === false ? storedFailure(body) : undefined;
+    if (failure !== undefined) return { ok: false, failure, replayed: true, storedVersion };
   } catch {
     // fall through
   }
   return { ok: false, failure: _fail("FAILED", MSG.unreadable, false, "unknown"), replayed: true, storedVersion };
+}
+
+const EFFECTS: readonly unknown[] = ["none", "applied", "unknown"];
+const isText = (v: unknown): v is string => typeof v === "string";
+const isRecordOf = (v: unknown, keys: readonly string[]): v is Record<string, string> =>
+  typeof v === "object" && v !== null && keys.every((k) => isText((v as Record<string, unknown>)[k]));
+
+/**
+ * A stored failure as the envelope's failure, built from the fields an envelope has and only when
+ * each is what the gate stores (a row another program wrote or someone edited is unreadable, not
+ * handed on: a non-string issue path would break the record's path masking, and more).
+ */
+function storedFailure(body: Record<string, unknown>): Failure | undefined {
+  const { code, message, retryable, effect, issues, retryAfterMs, effects } = body;
+  if (!(TOOL_ERROR_CODES as readonly unknown[]).includes(code) || !isText(message) || typeof retryable !== "boolean" || !EFFECTS.includes(effect)) return undefined;
+  if (issues !== undefined && !(Array.isArray(issues) && issues.every((i) => isRecordOf(i, ["path", "code", "message"])))) return undefined;
+  if (retryAfterMs !== undefined && !(typeof retryAfterMs === "number" && Number.isFinite(retryAfterMs) && retryAfterMs >= 0)) return undefined;
+  if (effects !== undefined && !(Array.isArray(effects) && effects.every((e) => isRecordOf(e, ["kind", "ref"])))) return undefined;
+  const f = _fail(code as ToolErrorCode, message, retryable, effect as Effect, { retryAfterMs: retryAfterMs as number | undefined });
+  // Each issue and effect as its own plain object, with only its own fields.
+  const kept = f as { -readonly [K in keyof Failure]: Failure[K] };
+  if (issues !== undefined && issues.length > 0) kept.issues = (issues as Record<string, string>[]).map((i) => ({ path: i.path!, code: i.code!, message: i.message! }));
+  if (effects !== undefined && effects.length > 0) kept.effects = (effects as Record<string, string>[]).map((e) => ({ kind: e.kind!, ref: e.ref! }));
+  return f;
 }
 
 function checkEffect(e: EffectRef, g: ResolvedGate): EffectRef {

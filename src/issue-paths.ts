@@ -28,18 +28,24 @@ const isNode = (v: unknown): v is Node => typeof v === "object" && v !== null &&
 export function declaredPath(schema: JsonSchema | undefined, path: string): string {
   if (path === "") return path;
   if (schema === undefined) return walk(undefined, path);
-  // The same failures come again and again (a model repeating a mistake): the answers are kept,
-  // a bounded number per schema (paths with payload keys in them can be endless).
+  // The same failures come again and again (a model repeating a mistake): paths the schema
+  // declares throughout are remembered, a bounded number per schema. A path with a payload key in
+  // it is worked out each time: remembering it would keep the caller's data (an e-mail used as a
+  // record key) for the life of the schema.
   let memo = memos.get(schema);
-  if (memo === undefined) memos.set(schema, (memo = new Map()));
-  const known = memo.get(path);
-  if (known !== undefined) return known;
+  if (memo === undefined) memos.set(schema, (memo = new Set()));
+  if (memo.has(path)) return path;
   const masked = walk(schema, path);
-  if (memo.size < MAX_MEMO) memo.set(path, masked);
+  if (masked === path && memo.size < MAX_MEMO) memo.add(path);
   return masked;
 }
 
-const memos = new WeakMap<JsonSchema, Map<string, string>>();
+const memos = new WeakMap<JsonSchema, Set<string>>();
+
+/** @internal The paths remembered for `schema` (a test that payload keys are not kept). */
+export function _rememberedPaths(schema: JsonSchema): readonly string[] {
+  return [...(memos.get(schema) ?? [])];
+}
 const MAX_MEMO = 256;
 
 function walk(schema: JsonSchema | undefined, path: string): string {
@@ -126,7 +132,8 @@ export function recordPaths(
   failure: { readonly code: string; readonly issues?: readonly { readonly path: string }[] },
 ): string[] {
   const schema = failure.code === "INVALID_OUTPUT" ? listing?.outputSchema : listing?.inputSchema;
-  return (failure.issues ?? []).map((i) => declaredPath(schema, i.path));
+  // A path that is not a string (a foreign envelope) says nothing the record may keep.
+  return (failure.issues ?? []).map((i) => (typeof i.path === "string" ? declaredPath(schema, i.path) : PAYLOAD_SEGMENT));
 }
 
 /** A failure the gate answered → its issue paths as its record has them (computed when first asked). */

@@ -51,12 +51,22 @@ export const DEFAULT_SECRET_PATTERNS: readonly RegExp[] = Object.freeze([
  */
 const DEFAULT_MIN_MATCH = 12;
 
+/**
+ * The redactor's own copies of the defaults (changing an exported RegExp object changes nothing
+ * here), and a test every string they can match passes: each default has one of these fixed
+ * parts, and the test ignores case, so it is looser than the patterns. Most text a gate redacts
+ * (validator messages, issue paths, names) has none of them, and one test spares the eleven.
+ */
+const DEFAULTS: readonly RegExp[] = DEFAULT_SECRET_PATTERNS.map((p) => new RegExp(p.source, p.flags));
+const DEFAULT_ANCHORS = /sk-|_live_|_test_|gh[pousr]_|github_pat_|xox|akia|aiza|bearer|eyj|-----begin|key|secret|passw|token/i;
+
+/** @internal Whether `text` has a fixed part of a default pattern (a default can only match then). */
+export function _mayHoldDefaultSecret(text: string): boolean {
+  return DEFAULT_ANCHORS.test(text);
+}
+
 /** A function that scrubs secrets out of a string. */
 export type Redactor = (text: string) => string;
-
-/** Clean strings a redactor remembers: at most this many, each at most this long. */
-const CLEAN_MAX_ENTRIES = 512;
-const CLEAN_MAX_LENGTH = 256;
 
 /**
  * Build a redactor from the default patterns plus yours.
@@ -67,31 +77,29 @@ const CLEAN_MAX_LENGTH = 256;
 export function createRedactor(options: RedactOptions = {}): Redactor {
   const replacement = options.replacement ?? "[REDACTED]";
   const extra = (options.patterns ?? []).map((p) => (p.flags.includes("g") ? p : new RegExp(p.source, p.flags + "g")));
-  const patterns = options.replaceDefaults === true ? extra : [...DEFAULT_SECRET_PATTERNS, ...extra];
+  const defaults = options.replaceDefaults === true ? [] : DEFAULTS;
   // A string too short for any pattern is returned as is: only knowable for the defaults, never
   // for custom patterns (a PIN or a short code may be a secret).
   const minLength = extra.length === 0 ? DEFAULT_MIN_MATCH : 0;
-  // Validator messages and issue paths come back again and again, and running every pattern over
-  // one costs more than the rest of an invalid call's bookkeeping. Strings no pattern touched are
-  // kept (bounded: short ones, a few hundred, forgotten all at once when full): a clean string is
-  // answered by one lookup, and the set never holds anything a pattern would call a secret.
-  const clean = new Set<string>();
   return (text: string): string => {
-    if (text.length < minLength || clean.has(text)) return text;
-    let out = text;
-    for (const p of patterns) {
-      p.lastIndex = 0;
-      if (p.test(out)) {
-        p.lastIndex = 0;
-        out = out.replace(p, replacement);
-      }
-    }
-    if (out === text && text.length <= CLEAN_MAX_LENGTH) {
-      if (clean.size >= CLEAN_MAX_ENTRIES) clean.clear();
-      clean.add(text);
-    }
-    return out;
+    if (text.length < minLength) return text;
+    // The defaults run first, in order, as before: when the text has none of their fixed parts,
+    // none of them would have changed it.
+    const out = defaults.length > 0 && DEFAULT_ANCHORS.test(text) ? scrub(text, defaults, replacement) : text;
+    return extra.length > 0 ? scrub(out, extra, replacement) : out;
   };
+}
+
+function scrub(text: string, patterns: readonly RegExp[], replacement: string): string {
+  let out = text;
+  for (const p of patterns) {
+    p.lastIndex = 0;
+    if (p.test(out)) {
+      p.lastIndex = 0;
+      out = out.replace(p, replacement);
+    }
+  }
+  return out;
 }
 
 /** Cut a string to at most `max` characters, marking the cut; never between the two halves of a surrogate pair. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { declaredPath } from "../../src/issue-paths.js";
+import { _rememberedPaths, declaredPath } from "../../src/issue-paths.js";
 
 describe("declaredPath: issue paths with payload keys masked", () => {
   const Addr = z.object({ city: z.string(), extra: z.record(z.string(), z.string()) }).meta({ id: "Addr" });
@@ -44,6 +44,14 @@ describe("declaredPath: issue paths with payload keys masked", () => {
 
   it("draft-07 tuple items", () => {
     expect(declaredPath({ type: "array", items: [{ type: "object", properties: { a: {} } }, { type: "string" }] }, "0.a")).toBe("0.a");
+  });
+
+  it("remembers only paths the schema declares throughout: a payload key is never kept", () => {
+    const s = { type: "object", properties: { byId: { type: "object", additionalProperties: { type: "object", properties: { qty: { type: "number" } } } } } };
+    expect(declaredPath(s, "byId.alice@example.qty")).toBe("byId.*.qty");
+    expect(declaredPath(s, "byId.alice@example.qty")).toBe("byId.*.qty");
+    expect(declaredPath(s, "byId")).toBe("byId");
+    expect(_rememberedPaths(s)).toEqual(["byId"]);
   });
 
   it("without a schema only numbers and the fixed names stay", () => {

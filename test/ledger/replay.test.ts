@@ -2,7 +2,7 @@
 import { describe, it, expect } from "vitest";
 import fc from "fast-check";
 import { z } from "zod";
-import { createGate, defineTool, type ToolResult } from "../../src/index.js";
+import { createGate, defineTool, reject, type ToolResult } from "../../src/index.js";
 import { memoryLedger } from "../../src/ledger/index.js";
 
 const body = (r: ToolResult) => {
@@ -46,5 +46,71 @@ describe("replay", () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe("replay of a stored failure", () => {
+  const failing = (verdict: () => unknown) =>
+    defineTool({
+      name: "pay", version: "1", description: "d", effect: "write",
+      input: z.object({ n: z.number() }), output: z.object({ id: z.string(), total: z.number() }),
+      execute: async (_i, ctx) => {
+        await ctx.recordEffect({ kind: "charge", ref: "ch_1" });
+        return verdict() as { id: string; total: number }; // some verdicts break the contract on purpose
+      },
+    });
+
+  it("hands back each kind of stored failure exactly as the first call answered it", async () => {
+    const verdicts: (() => unknown)[] = [
+      () => ({ id: 42, total: "x" }), // INVALID_OUTPUT with issues, effect applied
+      () => {
+        throw reject("card declined", { effect: "none" });
+      },
+      () => {
+        throw new Error("boom"); // FAILED unknown, with the recorded effect: applied
+      },
+    ];
+    for (const [i, v] of verdicts.entries()) {
+      const gate = createGate({ tools: [failing(v)], ledger: memoryLedger() });
+      const first = await gate.call("pay", { n: i }, { idempotencyKey: `k${i}` });
+      const again = await gate.call("pay", { n: i }, { idempotencyKey: `k${i}` });
+      expect(first.ok).toBe(false);
+      expect(again.meta.replayed).toBe(true);
+      expect(body(again)).toBe(body(first));
+    }
+  });
+
+  it("answers a stored failure it cannot read (another program's row, an edited one) as unreadable: never handed on, never a rejection", async () => {
+    const stored = [
+      { ok: false, code: "INVALID_OUTPUT", message: "m", retryable: false, effect: "applied", issues: [{ path: 0, code: "x", message: "y" }] },
+      { ok: false, code: "INVALID_OUTPUT", message: "m", retryable: false, effect: "applied", issues: "customerId" },
+      { ok: false, code: "NOT_A_CODE", message: "m", retryable: false, effect: "none" },
+      { ok: false, code: "FAILED", message: "m", effect: "none" },
+      { ok: false, code: "FAILED", message: "m", retryable: false, effect: "maybe" },
+      { ok: false, code: "FAILED", message: "m", retryable: false, effect: "applied", effects: [{ kind: "charge" }] },
+      { ok: false, code: "RETRYABLE", message: "m", retryable: true, effect: "none", retryAfterMs: "soon" },
+    ];
+    for (const onCall of [undefined, () => {}]) {
+      for (const row of stored) {
+        const ledger = memoryLedger();
+        const entry = { id: "e1", callId: "c0", tool: "pay", version: "1", principal: null, key: "k", keyHash: "h", fingerprint: "f", state: "settled", code: row.code, effect: row.effect, effects: [], result: JSON.stringify(row), attempts: 1 };
+        const foreign = { ...ledger, claim: () => Promise.resolve({ status: "completed", entry }) } as unknown as typeof ledger;
+        const gate = createGate({ tools: [failing(() => ({ id: "p1", total: 1 }))], ledger: foreign, ...(onCall ? { onCall } : {}) });
+        const r = await gate.call("pay", { n: 1 }, { idempotencyKey: "k" });
+        expect(r, JSON.stringify(row)).toMatchObject({ ok: false, code: "FAILED", effect: "unknown", message: "The stored result of this idempotency key could not be read" });
+        expect(r.ok ? undefined : r.issues).toBeUndefined();
+      }
+    }
+  });
+
+  it("keeps only the envelope's own fields of a stored failure", async () => {
+    const ledger = memoryLedger();
+    const row = { ok: false, code: "REJECTED", message: "declined", retryable: false, effect: "none", stack: "Error: at secret.ts:1", issues: [{ path: "a", code: "c", message: "m", input: "4242 4242" }] };
+    const entry = { id: "e1", callId: "c0", tool: "pay", version: "1", principal: null, key: "k", keyHash: "h", fingerprint: "f", state: "settled", code: "REJECTED", effect: "none", effects: [], result: JSON.stringify(row), attempts: 1 };
+    const foreign = { ...ledger, claim: () => Promise.resolve({ status: "completed", entry }) } as unknown as typeof ledger;
+    const gate = createGate({ tools: [failing(() => ({ id: "p1", total: 1 }))], ledger: foreign });
+    const r = await gate.call("pay", { n: 1 }, { idempotencyKey: "k" });
+    const { meta: _m, ...rest } = r;
+    expect(rest).toEqual({ ok: false, code: "REJECTED", message: "declined", retryable: false, effect: "none", issues: [{ path: "a", code: "c", message: "m" }] });
   });
 });
