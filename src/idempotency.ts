@@ -278,7 +278,7 @@ async function store(g: ResolvedGate, t: Ticket, final: StepDone, attempts: numb
       const changed = masked || redactedJson !== JSON.stringify(final.data);
       const withheld = changed && (t.fastOutput !== undefined ? t.fastOutput(data) === NO : masked);
       body = withheld ? { ok: true, data, withheld: true } : { ok: true, data }; // data is redacted already
-    } else body = _redactDeep({ ok: false, ...final.failure }, g.redact) as Record<string, unknown>;
+    } else body = { ok: false, ...storableFailure(final.failure, g.redact) };
     const settled = await t.ledger.settle(t.id, t.owner, {
       code: final.ok ? "OK" : final.failure.code,
       effect: final.ok ? "applied" : final.failure.effect,
@@ -329,6 +329,20 @@ function replay(entry: LedgerEntry): StepDone {
     // fall through
   }
   return { ok: false, failure: _fail("FAILED", MSG.unreadable, false, "unknown"), replayed: true, storedVersion };
+}
+
+/**
+ * A failure as the ledger stores it: its text once more through the redactor (it was redacted when
+ * it was made; this is the net under that), its fixed fields (code, effect, the field names) as
+ * they are, so a custom pattern that happens to match `INVALID_OUTPUT` or `applied` cannot make
+ * the stored answer unreadable.
+ */
+function storableFailure(f: Failure, redact: (s: string) => string): Failure {
+  const out = _fail(f.code, redact(f.message), f.retryable, f.effect, { retryAfterMs: f.retryAfterMs });
+  const kept = out as { -readonly [K in keyof Failure]: Failure[K] };
+  if (f.issues !== undefined && f.issues.length > 0) kept.issues = f.issues.map((i) => ({ path: redact(i.path), code: i.code, message: redact(i.message) }));
+  if (f.effects !== undefined && f.effects.length > 0) kept.effects = f.effects.map((e) => ({ kind: redact(e.kind), ref: redact(e.ref) }));
+  return out;
 }
 
 const EFFECTS: readonly unknown[] = ["none", "applied", "unknown"];

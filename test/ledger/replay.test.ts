@@ -80,6 +80,21 @@ describe("replay of a stored failure", () => {
     }
   });
 
+  it("stores a failure's code and effect as they are, whatever a custom pattern matches (its text is still redacted)", async () => {
+    for (const pattern of [/\b[A-Z][A-Z0-9_]{11,}\b/g, /\bapplied\b/g, /\bcode\b/g]) {
+      const gate = createGate({ tools: [failing(() => ({ id: 42, total: "x" }))], ledger: memoryLedger(), redact: { patterns: [pattern] } });
+      const first = await gate.call("pay", { n: 1 }, { idempotencyKey: "k" });
+      const again = await gate.call("pay", { n: 1 }, { idempotencyKey: "k" });
+      expect(first).toMatchObject({ ok: false, code: "INVALID_OUTPUT", effect: "applied" });
+      expect(again.meta.replayed).toBe(true);
+      expect(body(again), String(pattern)).toBe(body(first));
+    }
+    const gate = createGate({ tools: [failing(() => { throw reject("card 4242-4242 declined"); })], ledger: memoryLedger(), redact: { patterns: [/\d{4}-\d{4}/g] } });
+    const first = await gate.call("pay", { n: 2 }, { idempotencyKey: "k2" });
+    expect(first).toMatchObject({ ok: false, code: "REJECTED", message: "card [REDACTED] declined" });
+    expect(body(await gate.call("pay", { n: 2 }, { idempotencyKey: "k2" }))).toBe(body(first));
+  });
+
   it("answers a stored failure it cannot read (another program's row, an edited one) as unreadable: never handed on, never a rejection", async () => {
     const stored = [
       { ok: false, code: "INVALID_OUTPUT", message: "m", retryable: false, effect: "applied", issues: [{ path: 0, code: "x", message: "y" }] },
