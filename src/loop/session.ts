@@ -6,6 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { TOOL_ERROR_CODES, type ToolFailure, type ToolResult } from "../result.js";
 import { truncate } from "../redact.js";
+import { MAX_ISSUE_PATH } from "../issues.js";
 import { recordedIssuePaths } from "../issue-paths.js";
 import { argsValue, callKey, canonicalJson } from "./canonical.js";
 import {
@@ -112,18 +113,62 @@ function isEnvelope(r: unknown): r is ToolResult {
   return o.ok === false && typeof o.code === "string" && (TOOL_ERROR_CODES as readonly string[]).includes(o.code) && typeof o.effect === "string";
 }
 
-function valueAt(root: unknown, path: string): unknown {
-  let cur = root;
-  for (const seg of path.split(".")) {
-    if (typeof cur !== "object" || cur === null || !Object.hasOwn(cur, seg)) return ABSENT;
-    cur = (cur as Record<string, unknown>)[seg];
-  }
-  return cur;
-}
-
 function same(a: unknown, b: unknown): boolean {
   if (a === ABSENT || b === ABSENT) return a === b;
   return canonicalJson(a) === canonicalJson(b) && canonicalJson(a) !== undefined;
+}
+
+/**
+ * Property look-ups one issue path may cost the unchanged-repair check. Plain keys cost one per
+ * segment; keys with dots add readings, and a payload built so that they multiply (keys "a" and
+ * "a.a" at every level) would cost exponentially many: past the cap, the path counts as changed.
+ */
+const MAX_LOOKUPS = 10_000;
+
+function child(v: unknown, key: string): unknown {
+  return typeof v === "object" && v !== null && Object.hasOwn(v, key) ? (v as Record<string, unknown>)[key] : ABSENT;
+}
+
+/** Whether a node has a key with a dot in it: only then can one key span several segments. */
+function hasDottedKey(v: unknown): boolean {
+  return typeof v === "object" && v !== null && !Array.isArray(v) && Object.keys(v).some((k) => k.includes("."));
+}
+
+/** A path the gate cut at its length cap (src/issues.ts) ends inside a key it no longer names. */
+function isCut(path: string): boolean {
+  return path.length >= MAX_ISSUE_PATH - 1 && path.endsWith("\u2026");
+}
+
+/**
+ * Whether the value an issue path names differs between the failing call's arguments and the
+ * repair's. Paths join keys with "." and a key may hold dots itself (a version "v1.2", an e-mail
+ * used as a record key), so "prices.v1.2" is prices → "v1.2" or prices → v1 → 2. Every reading of
+ * the segments as keys that either payload has is compared, and the path is unchanged only if
+ * each reading is: whichever key the validator meant, its value is the same. When in doubt (a cut
+ * path, too many readings) it counts as changed: a repair wrongly admitted costs one gate call,
+ * whose answer spends the repair budget; one wrongly refused ends the run.
+ */
+function changedAt(before: unknown, after: unknown, path: string): boolean {
+  if (isCut(path)) return true;
+  const segs = path.split(".");
+  let lookups = 0;
+  // Readings of segs[from..] below the nodes a and b (either may be ABSENT): the next key is
+  // segs[from], or (where a node has a key with a dot) segs[from] + "." + segs[from + 1], and so on.
+  const changedBelow = (a: unknown, b: unknown, from: number): boolean => {
+    const to = hasDottedKey(a) || hasDottedKey(b) ? segs.length : from + 1;
+    let key = segs[from]!;
+    for (let i = from; i < to; i++) {
+      if (i > from) key += "." + segs[i]!;
+      if (++lookups > MAX_LOOKUPS) return true;
+      const ca = child(a, key);
+      const cb = child(b, key);
+      if (i === segs.length - 1) return !same(ca, cb);
+      // A key neither payload has leads nowhere: no value below it to compare.
+      if ((ca !== ABSENT || cb !== ABSENT) && changedBelow(ca, cb, i + 1)) return true;
+    }
+    return false;
+  };
+  return changedBelow(before, after, 0);
 }
 
 /** Create a session. Internal: use `createLoopPolicy(...).start()`. */
@@ -194,7 +239,7 @@ class Session implements LoopSession {
     // repair: the model has not seen the failure yet.
     if (this.o.requireFieldChange && repair !== undefined && !this.#sameTurn(repair, undefined) && repair.paths.length > 0 && !repair.paths.includes("")) {
       const now = argsValue(call.args);
-      if (now.parsed && repair.paths.every((p) => same(valueAt(repair.args, p), valueAt(now.value, p)))) {
+      if (now.parsed && repair.paths.every((p) => !changedAt(repair.args, now.value, p))) {
         const facts = { code: "INVALID_INPUT" as const, effect: "none" as const, issues: repair.paths.map((path) => ({ path, code: "unchanged", message: "" })) };
         const ev = this.#record(call, callId, facts, "stop", "no_new_evidence", undefined, repair.recordedPaths);
         return this.#refuse(call, callId, "no_new_evidence", { code: "INVALID_INPUT", evidence: ev });
@@ -275,8 +320,9 @@ class Session implements LoopSession {
     const v = argsValue(call.args);
     this.#pending.set(slot, {
       used: used + 1,
-      // An unknown key's repair is its removal, which the value at its path cannot show (absent
-      // before and after, and a key with a dot in it reads as a nested path): the gate re-checks it.
+      // An unknown key's repair is its removal, left to the gate to re-check: the key is the
+      // caller's text, and one that looks like a secret is redacted in the path, which then names
+      // nothing to compare (its removal would look unchanged).
       paths: (r.issues ?? []).filter((i) => i.code !== "unrecognized_key").map((i) => i.path),
       recordedPaths: recordedIssuePaths(r),
       args: v.parsed ? v.value : ABSENT,
