@@ -7,11 +7,17 @@
 import { createHash, randomUUID } from "node:crypto";
 
 const MAX_DEPTH = 200;
+/**
+ * Values visited per canonical form. A value can hold the same object in many places (a host's
+ * arguments, never parsed JSON): 40 levels of two references to one object are 2^40 visits, so
+ * past this many the arguments count as too large to compare, as too deep ones do.
+ */
+const MAX_VISITS = 1_000_000;
 
 class TooDeep extends Error {}
 
-function stable(v: unknown, depth: number): string {
-  if (depth > MAX_DEPTH) throw new TooDeep();
+function stable(v: unknown, depth: number, budget: { visits: number }): string {
+  if (depth > MAX_DEPTH || ++budget.visits > MAX_VISITS) throw new TooDeep();
   if (v === null) return "null";
   switch (typeof v) {
     case "string":
@@ -30,12 +36,12 @@ function stable(v: unknown, depth: number): string {
     default:
       return `#${typeof v}`;
   }
-  if (Array.isArray(v)) return "[" + v.map((x) => stable(x, depth + 1)).join(",") + "]";
+  if (Array.isArray(v)) return "[" + v.map((x) => stable(x, depth + 1, budget)).join(",") + "]";
   const obj = v as Record<string, unknown>;
   const keys = Object.keys(obj)
     .filter((k) => obj[k] !== undefined)
     .sort();
-  return "{" + keys.map((k) => JSON.stringify(k) + ":" + stable(obj[k], depth + 1)).join(",") + "}";
+  return "{" + keys.map((k) => JSON.stringify(k) + ":" + stable(obj[k], depth + 1, budget)).join(",") + "}";
 }
 
 /** The arguments as a value: JSON text is parsed; text that is not JSON stays text. */
@@ -56,14 +62,14 @@ function withoutMeta(v: unknown): unknown {
 
 /**
  * A stable text form of a call's arguments (sorted keys, no `_meta`), or `undefined` when the
- * arguments are not JSON or too deep to compare.
+ * arguments are not JSON, or too deep or too large to compare.
  * @example canonicalJson('{"b":1, "a":2}') === canonicalJson({ a: 2, b: 1 }) // true
  */
 export function canonicalJson(args: unknown): string | undefined {
   const a = argsValue(args);
   if (!a.parsed) return undefined;
   try {
-    return stable(withoutMeta(a.value), 0);
+    return stable(withoutMeta(a.value), 0, { visits: 0 });
   } catch {
     return undefined;
   }
@@ -71,7 +77,7 @@ export function canonicalJson(args: unknown): string | undefined {
 
 /**
  * The identity of a call: a SHA-256 over the tool name and the canonical arguments. Text that is
- * not JSON is compared as trimmed text; a payload too deep to compare never matches another.
+ * not JSON is compared as trimmed text; a payload too deep or too large to compare never matches another.
  * @example callKey("get_order", '{"customerId":42}') === callKey("get_order", { customerId: 42 }) // true
  */
 export function callKey(tool: string, args: unknown): string {
