@@ -130,11 +130,12 @@ async function claimInLedger(g: ResolvedGate, rt: ToolRuntime, input: unknown, c
       return answer(_fail("FAILED", MSG.keyFailed, false, "none"));
     }
     const signal = c.opts?.signal;
+    const callId = truncate(g.redact(c.callId), 256);
     try {
       const pending = ledger.claim({
         id,
         owner,
-        callId: truncate(g.redact(c.callId), 256),
+        callId,
         tool: tool.name,
         version: tool.version,
         principal: principal === null ? null : truncate(g.redact(principal), 256),
@@ -152,17 +153,17 @@ async function claimInLedger(g: ResolvedGate, rt: ToolRuntime, input: unknown, c
         // check; the next call takes it over again and checks state first.
         pending.then(
           (o) => (o.status !== "claimed" ? undefined : o.resumed ? returnTakeover(ledger, o.entry, owner) : releaseLostClaim(ledger, o.entry.id, owner)),
-          () => releaseLostClaim(ledger, id, owner),
+          () => undoLostClaim({ ledger, id, owner, callId }),
         );
         return answer(cancelledBefore());
       }
       outcome = first;
     } catch (e) {
       g.onHookError("ledger", e);
-      // The store may have committed the claim and lost only its answer: release it, or a retry
-      // would meet CONFLICT and then "unknown" for a call that never ran. Waited for at most the
-      // retry hint (and not past the caller's cancel): a store that does not answer does not hold the call.
-      await untilSettled(releaseLostClaim(ledger, id, owner), signal, RELEASE_WAIT_MS);
+      // The store may have committed the claim and lost only its answer: undo it, or a retry
+      // would meet CONFLICT (for a lease) for a call that never ran. Waited for at most the retry
+      // hint (and not past the caller's cancel): a store that does not answer does not hold the call.
+      await untilSettled(undoLostClaim({ ledger, id, owner, callId }), signal, RELEASE_WAIT_MS);
       return answer(_fail("RETRYABLE", MSG.ledgerDown, true, "none", { retryAfterMs: RELEASE_WAIT_MS }));
     }
     if (outcome.status === "completed") return { kind: "answer", done: replay(outcome.entry) };
@@ -176,8 +177,37 @@ async function claimInLedger(g: ResolvedGate, rt: ToolRuntime, input: unknown, c
   }
 }
 
-/** Best effort: settle a claim whose answer was lost as "nothing ran", releasing its key. */
-function releaseLostClaim(ledger: Ledger, id: string, owner: string): Promise<void> {
+/** A claim whose answer may be lost: what it asked the store for. */
+interface LostClaim {
+  readonly ledger: Ledger;
+  /** The fresh id the request offered: the entry's id only when the claim created it. */
+  readonly id: string;
+  readonly owner: string;
+  /** The call id as the request gave it (redacted, truncated). */
+  readonly callId: string;
+}
+
+/**
+ * Undo a claim whose answer was lost (the store failed, or the caller cancelled, while it decided):
+ * nothing ran. A claim that created its entry has the request's id: released. A takeover keeps
+ * the entry's id, so it is found by this call's id, and goes back to what the earlier calls left,
+ * key held (as after a cancel): releasing it would let the next call run the write again without
+ * the state check. Only while this call's owner token holds the entry. Best effort; never rejects.
+ */
+async function undoLostClaim(c: LostClaim): Promise<void> {
+  if (await releaseLostClaim(c.ledger, c.id, c.owner)) return;
+  let entry: LedgerEntry | undefined;
+  try {
+    entry = await c.ledger.get(c.callId);
+  } catch {
+    return; // the store is down: the claim was most likely never written, or its lease runs out
+  }
+  if (entry === undefined || entry.id === c.id || entry.owner !== c.owner || entry.state !== "in_flight") return;
+  await returnTakeover(c.ledger, entry, c.owner);
+}
+
+/** Best effort: settle a claim whose answer was lost as "nothing ran", releasing its key. Resolves whether it settled. */
+function releaseLostClaim(ledger: Ledger, id: string, owner: string): Promise<boolean> {
   return settleNothingRan(ledger, id, owner, _fail("RETRYABLE", MSG.ledgerDown, true, "none"), true);
 }
 
@@ -185,22 +215,23 @@ function releaseLostClaim(ledger: Ledger, id: string, owner: string): Promise<vo
  * Settle a taken-over claim in which nothing ran back to what the earlier calls left, key held:
  * their unknown effect, or `applied` with the effects they recorded (as the resumed path answers).
  */
-function returnTakeover(ledger: Ledger, entry: LedgerEntry, owner: string): Promise<void> {
+function returnTakeover(ledger: Ledger, entry: LedgerEntry, owner: string): Promise<boolean> {
   const done = withEffects({ ok: false, failure: inheritedUnknown() }, entry.effects);
-  return done.ok ? Promise.resolve() : settleNothingRan(ledger, entry.id, owner, done.failure, false);
+  return done.ok ? Promise.resolve(false) : settleNothingRan(ledger, entry.id, owner, done.failure, false);
 }
 
 /**
- * Settle a claim in which nothing ran with `failure` as its stored answer. Never rejects: when the
- * store is down, the claim was most likely never written (its failure is reported already), or
- * its lease runs out and the next call takes it over.
+ * Settle a claim in which nothing ran with `failure` as its stored answer; resolves whether it
+ * settled (`false`: `owner` holds no entry `id`). Never rejects: when the store is down, the claim
+ * was most likely never written (its failure is reported already), or its lease runs out and the
+ * next call takes it over.
  */
-async function settleNothingRan(ledger: Ledger, id: string, owner: string, failure: Failure, releaseKey: boolean): Promise<void> {
+async function settleNothingRan(ledger: Ledger, id: string, owner: string, failure: Failure, releaseKey: boolean): Promise<boolean> {
   try {
     const result = JSON.stringify({ ok: false, ...failure });
-    await ledger.settle(id, owner, { code: failure.code, effect: failure.effect, result, attempts: 0, releaseKey });
+    return await ledger.settle(id, owner, { code: failure.code, effect: failure.effect, result, attempts: 0, releaseKey });
   } catch {
-    // see above
+    return false; // see above
   }
 }
 

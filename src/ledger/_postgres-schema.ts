@@ -31,5 +31,15 @@ export function postgresMigrations(t: string): readonly string[] {
      CREATE INDEX ${t}_call_id ON ${t} (call_id);
      CREATE INDEX ${t}_created ON ${t} (created_at);
      CREATE INDEX ${t}_open ON ${t} (state, effect) WHERE state = 'in_flight' OR effect = 'unknown';`,
+    // 2: a takeover overwrites the entry's call_id; one row per takeover keeps the call id it had
+    // before, so `get(<that call's id>)` still finds the entry. Only takeovers write here (rare):
+    // a new claim costs what it did.
+    `CREATE TABLE ${t}_calls (
+       seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+       call_id TEXT NOT NULL,
+       id TEXT NOT NULL
+     );
+     CREATE INDEX ${t}_calls_call_id ON ${t}_calls (call_id, seq);
+     CREATE INDEX ${t}_calls_id ON ${t}_calls (id);`,
   ];
 }

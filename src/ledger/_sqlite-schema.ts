@@ -30,4 +30,14 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
    CREATE INDEX toolgate_ledger_call_id ON toolgate_ledger (call_id);
    CREATE INDEX toolgate_ledger_created ON toolgate_ledger (created_at);
    CREATE INDEX toolgate_ledger_open ON toolgate_ledger (state, effect);`,
+  // 2: a takeover overwrites the entry's call_id; one row per takeover keeps the call id it had
+  // before, so `get(<that call's id>)` still finds the entry. Only takeovers write here (rare):
+  // a new claim costs what it did.
+  `CREATE TABLE toolgate_ledger_calls (
+     seq INTEGER PRIMARY KEY,
+     call_id TEXT NOT NULL,
+     id TEXT NOT NULL
+   );
+   CREATE INDEX toolgate_ledger_calls_call_id ON toolgate_ledger_calls (call_id);
+   CREATE INDEX toolgate_ledger_calls_id ON toolgate_ledger_calls (id);`,
 ];

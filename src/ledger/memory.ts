@@ -21,15 +21,51 @@ export function memoryLedger(options: MemoryLedgerOptions = {}): Ledger {
   const { ttlMs, now } = _commonOptions("memoryLedger", options);
   const entries = new Map<string, LedgerEntry>();
   const byKey = new Map<string, string>();
-  const byCallId = new Map<string, string>();
+  // Per call id, the entries it claimed (created or took over), and the entries taken over from
+  // it, each in order: a takeover overwrites an entry's `callId`, and the earlier call's id must
+  // still find it (the SQL stores' `_calls` table). Lists, since a caller may reuse a call id.
+  const claimedBy = new Map<string, string[]>();
+  const takenFrom = new Map<string, string[]>();
   let closed = false;
   const open = (): void => {
     if (closed) throw new Error("memoryLedger: the ledger is closed");
   };
   const put = (e: LedgerEntry): void => {
     entries.set(e.id, e);
-    byCallId.set(e.callId, e.id);
     if (e.keyHash !== null) byKey.set(e.keyHash, e.id);
+  };
+  const note = (index: Map<string, string[]>, callId: string, id: string): void => {
+    const ids = index.get(callId);
+    if (ids === undefined) index.set(callId, [id]);
+    else ids.push(id);
+  };
+  /** The newest entry (by creation; ties: the later claim) whose last claim this call made, as the SQL stores order it. */
+  const byCallId = (callId: string): LedgerEntry | undefined => {
+    let newest: LedgerEntry | undefined;
+    for (const id of claimedBy.get(callId) ?? []) {
+      const e = entries.get(id);
+      if (e !== undefined && e.callId === callId && (newest === undefined || e.createdAt >= newest.createdAt)) newest = e;
+    }
+    return newest;
+  };
+  /** The entry most recently taken over from this call (pruned entries are gone). */
+  const byEarlierCallId = (callId: string): LedgerEntry | undefined => {
+    const ids = takenFrom.get(callId) ?? [];
+    for (let i = ids.length - 1; i >= 0; i--) {
+      const e = entries.get(ids[i]!);
+      if (e !== undefined) return e;
+    }
+    return undefined;
+  };
+  /** After a prune: forget removed entries in both indexes. */
+  const forgetPruned = (): void => {
+    for (const index of [claimedBy, takenFrom]) {
+      for (const [callId, ids] of index) {
+        const kept = ids.filter((id) => entries.has(id));
+        if (kept.length === 0) index.delete(callId);
+        else if (kept.length !== ids.length) index.set(callId, kept);
+      }
+    }
   };
   const held = (id: string, owner: string): LedgerEntry | undefined => {
     const e = entries.get(id);
@@ -51,6 +87,8 @@ export function memoryLedger(options: MemoryLedgerOptions = {}): Ledger {
       if (d.do === "takeover") {
         const e = _takenOver(d.entry, req, t);
         put(e);
+        note(takenFrom, d.entry.callId, e.id); // the call id it overwrote still finds the entry
+        note(claimedBy, e.callId, e.id);
         return { status: "claimed", entry: copy(e), resumed: true };
       }
       if (d.expired !== undefined && d.expired.keyHash !== null) {
@@ -59,6 +97,7 @@ export function memoryLedger(options: MemoryLedgerOptions = {}): Ledger {
       }
       const e = _newEntry(req, t, ttlMs);
       put(e);
+      note(claimedBy, e.callId, e.id);
       return { status: "claimed", entry: copy(e), resumed: false };
     },
     async recordEffect(id: string, owner: string, ref: EffectRef): Promise<void> {
@@ -88,7 +127,8 @@ export function memoryLedger(options: MemoryLedgerOptions = {}): Ledger {
     },
     async get(idOrCallId: string): Promise<LedgerEntry | undefined> {
       open();
-      const e = entries.get(idOrCallId) ?? entries.get(byCallId.get(_storable(idOrCallId)) ?? "");
+      const k = _storable(idOrCallId);
+      const e = entries.get(idOrCallId) ?? byCallId(k) ?? byEarlierCallId(k);
       return e === undefined ? undefined : copy(e);
     },
     async list(query: ListQuery = {}): Promise<LedgerEntry[]> {
@@ -111,9 +151,9 @@ export function memoryLedger(options: MemoryLedgerOptions = {}): Ledger {
         if (!_isPrunable(e, t, q)) continue;
         entries.delete(e.id);
         if (e.keyHash !== null && byKey.get(e.keyHash) === e.id) byKey.delete(e.keyHash);
-        if (byCallId.get(e.callId) === e.id) byCallId.delete(e.callId);
         n++;
       }
+      if (n > 0) forgetPruned();
       return n;
     },
     async close(): Promise<void> {

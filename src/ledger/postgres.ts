@@ -29,7 +29,7 @@ export interface PostgresLedgerOptions extends LedgerOptions {
   readonly connectionString: string;
   /** Connection pool size. Default 10. */
   readonly max?: number;
-  /** Table name (`[a-z_][a-z0-9_]*`, at most 48 characters). Default `toolgate_ledger`. */
+  /** Table name (`[a-z_][a-z0-9_]*`, at most 48 characters). Default `toolgate_ledger`; the store also uses `<table>_schema` and `<table>_calls`. */
   readonly table?: string;
   /**
    * Open an existing ledger without changing it. Default `false`. `true`: sessions are read-only
@@ -118,6 +118,11 @@ export function postgresLedger(options: PostgresLedgerOptions): Ledger {
   const cols = _COLUMNS.join(", ");
   const params = _COLUMNS.map((c, i) => (c === "effects" ? `$${i + 1}::jsonb` : `$${i + 1}`)).join(", ");
   const INSERT = `INSERT INTO ${T} (${cols}) VALUES (${params})`;
+  const C = `${T}_calls`; // the call ids takeovers overwrote (see _postgres-schema.ts)
+  // A takeover keeps the call id it overwrites ($8), in the same statement, so that call still finds the entry.
+  const TAKEOVER = `WITH earlier AS (INSERT INTO ${C} (call_id, id) VALUES ($8, $7))
+    UPDATE ${T} SET call_id = $1, version = $2, owner = $3, state = 'in_flight', code = NULL, effect = 'unknown', result = NULL,
+      attempts = 0, claims = $4, updated_at = $5, lease_until = $6 WHERE id = $7`;
 
   // Group commit: concurrent claims insert in one statement, concurrent settlements update in one.
   const INSERT_MANY = `INSERT INTO ${T} (${cols}) SELECT * FROM unnest(${_COLUMNS.map((c, i) => `$${i + 1}::${TYPES[c]}[]`).join(", ")})
@@ -177,10 +182,7 @@ export function postgresLedger(options: PostgresLedgerOptions): Ledger {
       if (d.do === "answer") out = d.outcome;
       else if (d.do === "takeover") {
         const e = _takenOver(d.entry, req, t);
-        await client.query(
-          `UPDATE ${T} SET call_id = $1, version = $2, owner = $3, state = 'in_flight', code = NULL, effect = 'unknown', result = NULL, attempts = 0, claims = $4, updated_at = $5, lease_until = $6 WHERE id = $7`,
-          [e.callId, e.version, e.owner, e.claims, e.updatedAt, e.leaseUntil, e.id],
-        );
+        await client.query(TAKEOVER, [e.callId, e.version, e.owner, e.claims, e.updatedAt, e.leaseUntil, e.id, d.entry.callId]);
         out = { status: "claimed", entry: e, resumed: true };
       } else {
         if (d.expired !== undefined) await client.query(`UPDATE ${T} SET key_hash = NULL WHERE id = $1`, [d.expired.id]);
@@ -220,7 +222,15 @@ export function postgresLedger(options: PostgresLedgerOptions): Ledger {
       return settleMany({ id, owner, s: _storableSettlement(s), at: now() });
     },
     async get(idOrCallId: string) {
-      const r = await rows(`SELECT * FROM ${T} WHERE id = $1 OR call_id = $1 ORDER BY created_at DESC, seq DESC LIMIT 1`, [_storable(idOrCallId)]);
+      // The entry with this id; else the newest whose last claim this call made; else the one
+      // most recently taken over from this call (the order every store answers in, see Ledger.get).
+      const r = await rows(
+        `(SELECT l.*, 0 AS rank FROM ${T} l WHERE l.id = $1)
+         UNION ALL (SELECT l.*, 1 FROM ${T} l WHERE l.call_id = $1 ORDER BY l.created_at DESC, l.seq DESC LIMIT 1)
+         UNION ALL (SELECT l.*, 2 FROM ${C} c JOIN ${T} l ON l.id = c.id WHERE c.call_id = $1 ORDER BY c.seq DESC LIMIT 1)
+         ORDER BY rank LIMIT 1`,
+        [_storable(idOrCallId)],
+      );
       return r[0];
     },
     list: async (q: ListQuery = {}) =>
@@ -233,11 +243,14 @@ export function postgresLedger(options: PostgresLedgerOptions): Ledger {
     async prune(q: PruneQuery = {}): Promise<number> {
       await writable();
       const t = now();
-      const r = await pool.query(`DELETE FROM ${T} WHERE ${_PRUNE_WHERE("$1", "$2")}`, [
-        t,
-        q.olderThanMs === undefined ? Number.MIN_SAFE_INTEGER : t - q.olderThanMs,
-      ]);
-      return r.rowCount ?? 0;
+      // The entries and the call ids their takeovers overwrote, in one statement (one transaction).
+      const r = await pool.query<{ n: number }>(
+        `WITH e AS (DELETE FROM ${T} WHERE ${_PRUNE_WHERE("$1", "$2")} RETURNING id),
+           c AS (DELETE FROM ${C} USING e WHERE ${C}.id = e.id)
+         SELECT count(*)::int AS n FROM e`,
+        [t, q.olderThanMs === undefined ? Number.MIN_SAFE_INTEGER : t - q.olderThanMs],
+      );
+      return r.rows[0]?.n ?? 0;
     },
     async close(): Promise<void> {
       if (closed) return;

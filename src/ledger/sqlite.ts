@@ -161,8 +161,10 @@ export function sqliteLedger(options: SqliteLedgerOptions): Ledger {
   const db = readonly ? openReadonly(options.path, busyTimeoutMs) : open(options.path, busyTimeoutMs, synchronous);
 
   const T = "toolgate_ledger";
+  const C = "toolgate_ledger_calls";
   const q = {
     insert: db.prepare(`INSERT INTO ${T} (${_COLUMNS.join(", ")}) VALUES (${_COLUMNS.map(() => "?").join(", ")})`),
+    takenFrom: db.prepare(`INSERT INTO ${C} (call_id, id) VALUES (?, ?)`),
     byKey: db.prepare(`SELECT * FROM ${T} WHERE key_hash = ?`),
     freeKey: db.prepare(`UPDATE ${T} SET key_hash = NULL WHERE id = ?`),
     takeover: db.prepare(
@@ -174,11 +176,14 @@ export function sqliteLedger(options: SqliteLedgerOptions): Ledger {
     settle: db.prepare(
       `UPDATE ${T} SET state = 'settled', code = ?, effect = ?, result = ?, attempts = ?, key_hash = CASE WHEN ? THEN NULL ELSE key_hash END, updated_at = ? WHERE id = ? AND owner = ? AND state = 'in_flight'`,
     ),
-    get: db.prepare(`SELECT * FROM ${T} WHERE id = ? OR call_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1`),
+    byId: db.prepare(`SELECT * FROM ${T} WHERE id = ?`),
+    byCallId: db.prepare(`SELECT * FROM ${T} WHERE call_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1`),
+    byEarlierCallId: db.prepare(`SELECT l.* FROM ${C} c JOIN ${T} l ON l.id = c.id WHERE c.call_id = ? ORDER BY c.seq DESC LIMIT 1`),
     list: db.prepare(`SELECT * FROM ${T} WHERE (? IS NULL OR tool = ?) ORDER BY created_at DESC, rowid DESC LIMIT ?`),
     unresolved: db.prepare(
       `SELECT * FROM ${T} WHERE (state = 'in_flight' OR effect = 'unknown') AND (? IS NULL OR tool = ?) ORDER BY created_at ASC, rowid ASC LIMIT ?`,
     ),
+    pruneCalls: db.prepare(`DELETE FROM ${C} WHERE id IN (SELECT id FROM ${T} WHERE ${_PRUNE_WHERE("?", "?")})`),
     prune: db.prepare(`DELETE FROM ${T} WHERE ${_PRUNE_WHERE("?", "?")}`),
   };
 
@@ -234,6 +239,7 @@ export function sqliteLedger(options: SqliteLedgerOptions): Ledger {
     if (d.do === "takeover") {
       const e = _takenOver(d.entry, req, t);
       q.takeover.run(e.callId, e.version, e.owner, e.claims, e.updatedAt, e.leaseUntil, e.id);
+      q.takenFrom.run(d.entry.callId, e.id); // the call id it overwrote still finds the entry
       return { status: "claimed", entry: e, resumed: true };
     }
     if (d.expired !== undefined) q.freeKey.run(d.expired.id);
@@ -262,7 +268,7 @@ export function sqliteLedger(options: SqliteLedgerOptions): Ledger {
     get: (idOrCallId: string) =>
       read(() => {
         const k = _storable(idOrCallId);
-        const row = q.get.get(k, k) as _Row | undefined;
+        const row = (q.byId.get(k) ?? q.byCallId.get(k) ?? q.byEarlierCallId.get(k)) as _Row | undefined;
         return row === undefined ? undefined : _fromRow(row);
       }),
     list: (lq: ListQuery = {}) => read(() => (q.list.all(...toolFilter(lq), _limit(lq.limit)) as _Row[]).map(_fromRow)),
@@ -271,7 +277,9 @@ export function sqliteLedger(options: SqliteLedgerOptions): Ledger {
     prune: (pq: PruneQuery = {}) =>
       write(() => {
         const t = now();
-        return q.prune.run(t, pq.olderThanMs === undefined ? Number.MIN_SAFE_INTEGER : t - pq.olderThanMs).changes;
+        const cutoff = pq.olderThanMs === undefined ? Number.MIN_SAFE_INTEGER : t - pq.olderThanMs;
+        q.pruneCalls.run(t, cutoff); // in the same transaction as the entries they name
+        return q.prune.run(t, cutoff).changes;
       }),
     close: async () => {
       if (closed) return;

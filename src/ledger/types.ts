@@ -16,7 +16,7 @@ export type EntryState = "in_flight" | "settled";
 export interface LedgerEntry {
   /** The entry's own id (a UUID). */
   readonly id: string;
-  /** The call id of the call that claimed it last. */
+  /** The call id of the call that claimed it last (every call that claimed it finds it with {@link Ledger.get}). */
   readonly callId: string;
   readonly tool: string;
   readonly version: string;
@@ -132,7 +132,12 @@ export interface Ledger {
   recordEffect(id: string, owner: string, effect: EffectRef): Promise<void>;
   /** Settle an in-flight entry held by `owner`. Resolves `false` when the claim was lost (taken over). */
   settle(id: string, owner: string, settlement: Settlement): Promise<boolean>;
-  /** One entry by its id or its call id. */
+  /**
+   * One entry by its id or a call id, in this order: the entry with this id; else the newest entry
+   * whose last claim this call made (its `callId`); else the entry most recently taken over from
+   * this call — a takeover sets the entry's `callId` to its own, and the earlier call's id still
+   * finds it. Every store answers alike; the gate relies on it to undo a takeover whose answer was lost.
+   */
   get(idOrCallId: string): Promise<LedgerEntry | undefined>;
   /** Entries, most recent first. */
   list(query?: ListQuery): Promise<LedgerEntry[]>;

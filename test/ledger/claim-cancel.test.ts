@@ -104,3 +104,42 @@ describe("a cancel while the ledger decides the claim", () => {
     expect(JSON.parse(entry?.result ?? "{}")).toMatchObject({ ok: false, code: "FAILED", effect: "applied", effects: [{ kind: "refund", ref: "rf_1" }] });
   });
 });
+
+describe("a claim whose answer is lost after the caller cancelled", () => {
+  it("a takeover that committed goes back to the earlier unknown effect, under the cancelled call's id: the next call checks state at once", async () => {
+    const inner = memoryLedger();
+    let fail = false;
+    // The store commits the claim, answers late, and then the answer is lost.
+    const ledger: Ledger = Object.assign(Object.create(inner) as Ledger, {
+      claim: async (r: Parameters<Ledger["claim"]>[0]) => {
+        const o = await inner.claim(r);
+        if (!fail) return o;
+        await new Promise((res) => setTimeout(res, 30));
+        throw new Error("connection reset after commit");
+      },
+    });
+    let runs = 0;
+    let reconciles = 0;
+    const refund = defineTool({
+      name: "refund", version: "1", description: "d", effect: "write",
+      input: z.object({ orderId: z.string() }), output: z.object({ ok: z.boolean() }),
+      idempotencyKey: (i) => `refund:${i.orderId}`,
+      reconcile: () => (reconciles++, { status: "unknown" as const }),
+      execute: () => {
+        runs++;
+        throw new Error("socket hang up mid-write");
+      },
+    });
+    const gate = createGate({ tools: [refund], ledger, retry: { attempts: 1 }, onHookError: () => {} });
+    expect(await gate.call("refund", { orderId: "o1" })).toMatchObject({ ok: false, code: "FAILED", effect: "unknown" });
+    fail = true;
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 5);
+    expect(await gate.call("refund", { orderId: "o1" }, { signal: ac.signal, callId: "cancelled" })).toMatchObject({ ok: false, code: "FAILED", effect: "none" });
+    await new Promise((r) => setTimeout(r, 80));
+    fail = false;
+    expect((await inner.unresolved()).map((e) => [e.state, e.effect, e.keyHash !== null, e.callId])).toEqual([["settled", "unknown", true, "cancelled"]]);
+    expect(await gate.call("refund", { orderId: "o1" })).toMatchObject({ ok: false, code: "FAILED", effect: "unknown", meta: { attempts: 0 } });
+    expect([runs, reconciles]).toEqual([1, 2]);
+  });
+});

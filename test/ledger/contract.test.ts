@@ -27,7 +27,7 @@ describe("postgres schema", () => {
     const c = new pg.Client({ connectionString: fx.url() });
     await c.connect();
     try {
-      expect((await c.query("SELECT version FROM together_schema")).rows).toEqual([{ version: 1 }]);
+      expect((await c.query("SELECT version FROM together_schema")).rows).toEqual([{ version: 2 }]);
       await c.query("CREATE TABLE newer_schema (version INTEGER NOT NULL); INSERT INTO newer_schema VALUES (99)");
     } finally {
       await c.end();
@@ -36,6 +36,38 @@ describe("postgres schema", () => {
     await expect(newer.ready()).rejects.toMatchObject({ code: "E_LEDGER_SCHEMA" });
     await expect(newer.list()).rejects.toMatchObject({ code: "E_LEDGER_SCHEMA" });
     await newer.close();
+  });
+});
+
+describe("postgres schema version 1 (before the claims table)", () => {
+  it("migrates to 2: the call ids the table holds find their entries, and a takeover after it keeps the earlier one", async () => {
+    const { default: pg } = await import("pg");
+    const { postgresMigrations } = await import("../../src/ledger/_postgres-schema.js");
+    const table = `v1_${++n}`;
+    const c = new pg.Client({ connectionString: fx.url() });
+    await c.connect();
+    try {
+      await c.query(postgresMigrations(table)[0]!);
+      await c.query(`CREATE TABLE ${table}_schema (version INTEGER NOT NULL); INSERT INTO ${table}_schema VALUES (1)`);
+      const row = `INSERT INTO ${table} (id, call_id, tool, version, principal, key_display, key_hash, fingerprint, state, code, effect, effects, result, attempts, claims, owner, created_at, updated_at, expires_at, lease_until)
+        VALUES ($1, $2, 'pay', '1.0.0', NULL, $3, $4, 'f', $5, NULL, 'unknown', '[]', NULL, 0, 2, 'o', $6, $6, 9007199254740000, 1)`;
+      await c.query(row, ["e1", "shared", "k1", "h-k1", "settled", 1]);
+      await c.query(row, ["e2", "shared", "k2", "h-k2", "in_flight", 2]);
+      await c.query(row, ["e3", "c3", "k3", "h-k3", "in_flight", 3]);
+    } finally {
+      await c.end();
+    }
+    const ledger = postgresLedger({ connectionString: fx.url(), table, now: () => 10 });
+    expect((await ledger.get("shared"))?.id).toBe("e2"); // as before the migration: the newest
+    expect((await ledger.get("c3"))?.id).toBe("e3");
+    const taken = await ledger.claim({ id: "new", owner: "o2", callId: "c4", tool: "pay", version: "1.0.0", principal: null, key: { display: "k3", hash: "h-k3" }, fingerprint: "f", leaseMs: 1_000, takeover: true });
+    expect(taken).toMatchObject({ status: "claimed", resumed: true, entry: { id: "e3", callId: "c4" } });
+    expect((await ledger.get("c3"))?.id).toBe("e3");
+    expect((await ledger.get("c4"))?.id).toBe("e3");
+    await ledger.close();
+    const ro = postgresLedger({ connectionString: fx.url(), table, readonly: true });
+    await expect(ro.ready()).resolves.toBeUndefined();
+    await ro.close();
   });
 });
 

@@ -124,6 +124,78 @@ export function ledgerContract(store: string, make: MakeLedger): void {
       expect((await ledger.get(first))?.id).toBe(first);
     });
 
+    it("get by call id finds the entry that call claimed, also after a later call took it over", async () => {
+      const { ledger, clock } = await setup();
+      const req = { id: crypto.randomUUID(), owner: "o1", callId: "call-1", tool: "t", version: "1", principal: null, fingerprint: "f", leaseMs: 100, takeover: true, key: { display: "k", hash: "h" } };
+      await ledger.claim(req);
+      clock.advance(200); // the first claim's lease ran out (its process died)
+      const taken = await ledger.claim({ ...req, id: crypto.randomUUID(), owner: "o2", callId: "call-2" });
+      expect(taken).toMatchObject({ status: "claimed", resumed: true, entry: { id: req.id, owner: "o2", callId: "call-2", claims: 2 } });
+      expect(await ledger.get("call-1")).toMatchObject({ id: req.id, callId: "call-2", claims: 2 });
+      expect(await ledger.get("call-2")).toMatchObject({ id: req.id });
+      expect(await ledger.get(req.id)).toMatchObject({ id: req.id, callId: "call-2" });
+      // A later claim under the same call id (a caller reusing ids) is the one found, until pruned.
+      const { key: _key, ...unkeyed } = req;
+      const later = { ...unkeyed, id: crypto.randomUUID(), owner: "o3" };
+      await ledger.claim(later);
+      expect((await ledger.get("call-1"))?.id).toBe(later.id);
+      expect(await ledger.settle(later.id, "o3", { code: "OK", effect: "applied", result: "{}", attempts: 1, releaseKey: false })).toBe(true);
+      expect(await ledger.prune({ olderThanMs: 0 })).toBe(1); // the unkeyed, settled one; the in-flight one stays
+      expect((await ledger.get("call-1"))?.id).toBe(req.id);
+      expect(await ledger.get("call-3")).toBeUndefined();
+    });
+
+    it("a takeover whose answer is lost goes back to the earlier unknown effect: the next call takes it over at once and checks state", async () => {
+      const { ledger } = await setup();
+      const bank = fakeBank();
+      let lose = false;
+      let reconciles = 0;
+      // The store commits the claim, then its answer is lost (a dropped connection).
+      const losing: Ledger = Object.assign(Object.create(ledger) as Ledger, {
+        claim: async (r: Parameters<Ledger["claim"]>[0]) => {
+          const o = await ledger.claim(r);
+          if (lose) throw new Error("connection reset after commit");
+          return o;
+        },
+      });
+      const pay = payTool(
+        async (i) => {
+          bank.pay(i.orderId, undefined, false);
+          throw new Reset("response lost after commit");
+        },
+        { reconcile: async () => (reconciles++, { status: "unknown" }) },
+      );
+      const errors: unknown[] = [];
+      const gate = createGate({ tools: [pay], ledger: losing, retry: { attempts: 1 }, onHookError: (_k, e) => void errors.push(e) });
+      const args = { orderId: "o_1", amountCents: 5 };
+      expect(await gate.call("pay", args, { idempotencyKey: "k" })).toMatchObject({ ok: false, code: "FAILED", effect: "unknown" });
+      lose = true;
+      expect(await gate.call("pay", args, { idempotencyKey: "k", callId: "lost" })).toMatchObject({ ok: false, code: "RETRYABLE", effect: "none", retryAfterMs: 1_000 });
+      lose = false;
+      expect(errors).toHaveLength(1);
+      // Back to what the first call left (not released: its effect is unknown), under the lost call's id.
+      const [e] = await ledger.unresolved();
+      expect(e).toMatchObject({ state: "settled", effect: "unknown", code: "FAILED", callId: "lost", claims: 2 });
+      expect(e!.keyHash).not.toBeNull();
+      // No lease to wait out: the retry takes it over now and checks state; the write does not run again.
+      const retry = await gate.call("pay", args, { idempotencyKey: "k" });
+      expect(retry).toMatchObject({ ok: false, code: "FAILED", effect: "unknown" });
+      expect(retry.meta.attempts).toBe(0);
+      expect([bank.countFor("o_1"), reconciles]).toEqual([1, 2]);
+    });
+
+    it("a lost claim answer never settles an entry another call holds under the same call id", async () => {
+      const { ledger } = await setup();
+      const other = { id: crypto.randomUUID(), owner: "other", callId: "shared", tool: "pay", version: "1.0.0", principal: null, fingerprint: "f", leaseMs: 60_000, takeover: false, key: { display: "x", hash: "h-x" } };
+      await ledger.claim(other);
+      // This store fails before it writes anything; a call under the same call id looks for its claim.
+      const down: Ledger = Object.assign(Object.create(ledger) as Ledger, { claim: async () => Promise.reject(new Error("connection refused")) });
+      const pay = payTool(async (i) => ({ paymentId: "p", orderId: i.orderId }), { reconcile: async () => ({ status: "none" }) });
+      const gate = createGate({ tools: [pay], ledger: down, onHookError: () => {} });
+      expect(await gate.call("pay", { orderId: "o_1", amountCents: 5 }, { idempotencyKey: "k", callId: "shared" })).toMatchObject({ ok: false, code: "RETRYABLE", effect: "none" });
+      expect(await ledger.get("shared")).toMatchObject({ id: other.id, owner: "other", state: "in_flight", keyHash: "h-x" });
+    });
+
     it("list and unresolved reject a limit outside 1-10,000 (no silent default)", async () => {
       const { ledger } = await setup();
       for (const limit of [0, -1, 1.5, 10_001, Number.NaN]) {

@@ -55,7 +55,7 @@ describe("configuration", () => {
       await createGate({ tools: [pay], ledger: a }).call("pay", { orderId: "o", amountCents: 1 }, { idempotencyKey: "k" });
       await a.close();
       const raw = new Database(path, { readonly: true });
-      expect(raw.prepare("SELECT version FROM toolgate_schema").all()).toEqual([{ version: 1 }]);
+      expect(raw.prepare("SELECT version FROM toolgate_schema").all()).toEqual([{ version: 2 }]);
       expect(raw.pragma("user_version", { simple: true })).toBe(0); // the application's, untouched
       expect(raw.pragma("journal_mode", { simple: true })).toBe("wal");
       raw.close();
