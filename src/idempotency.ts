@@ -192,7 +192,8 @@ interface LostClaim {
  * nothing ran. A claim that created its entry has the request's id: released. A takeover keeps
  * the entry's id, so it is found by this call's id, and goes back to what the earlier calls left,
  * key held (as after a cancel): releasing it would let the next call run the write again without
- * the state check. Only while this call's owner token holds the entry. Best effort; never rejects.
+ * the state check. Only while this call's owner token holds the entry. Best effort; never rejects:
+ * when the call id finds another entry (a reused id), nothing is undone and the key waits out its lease.
  */
 async function undoLostClaim(c: LostClaim): Promise<void> {
   if (await releaseLostClaim(c.ledger, c.id, c.owner)) return;

@@ -25,6 +25,9 @@ export function memoryLedger(options: MemoryLedgerOptions = {}): Ledger {
   // it, each in order: a takeover overwrites an entry's `callId`, and the earlier call's id must
   // still find it (the SQL stores' `_calls` table). Lists, since a caller may reuse a call id.
   const claimedBy = new Map<string, string[]>();
+  /** Creation order, the SQL stores' tie-break (their rowid / seq) for entries created in one millisecond. */
+  const created = new Map<string, number>();
+  let seq = 0;
   const takenFrom = new Map<string, string[]>();
   let closed = false;
   const open = (): void => {
@@ -39,12 +42,13 @@ export function memoryLedger(options: MemoryLedgerOptions = {}): Ledger {
     if (ids === undefined) index.set(callId, [id]);
     else ids.push(id);
   };
-  /** The newest entry (by creation; ties: the later claim) whose last claim this call made, as the SQL stores order it. */
+  /** The newest entry whose last claim this call made, as the SQL stores order them: by creation time, then creation order. */
   const byCallId = (callId: string): LedgerEntry | undefined => {
     let newest: LedgerEntry | undefined;
+    const later = (a: LedgerEntry, b: LedgerEntry) => a.createdAt > b.createdAt || (a.createdAt === b.createdAt && created.get(a.id)! > created.get(b.id)!);
     for (const id of claimedBy.get(callId) ?? []) {
       const e = entries.get(id);
-      if (e !== undefined && e.callId === callId && (newest === undefined || e.createdAt >= newest.createdAt)) newest = e;
+      if (e !== undefined && e.callId === callId && (newest === undefined || later(e, newest))) newest = e;
     }
     return newest;
   };
@@ -57,8 +61,9 @@ export function memoryLedger(options: MemoryLedgerOptions = {}): Ledger {
     }
     return undefined;
   };
-  /** After a prune: forget removed entries in both indexes. */
+  /** After a prune: forget removed entries in the indexes. */
   const forgetPruned = (): void => {
+    for (const id of created.keys()) if (!entries.has(id)) created.delete(id);
     for (const index of [claimedBy, takenFrom]) {
       for (const [callId, ids] of index) {
         const kept = ids.filter((id) => entries.has(id));
@@ -97,6 +102,7 @@ export function memoryLedger(options: MemoryLedgerOptions = {}): Ledger {
       }
       const e = _newEntry(req, t, ttlMs);
       put(e);
+      created.set(e.id, ++seq);
       note(claimedBy, e.callId, e.id);
       return { status: "claimed", entry: copy(e), resumed: false };
     },

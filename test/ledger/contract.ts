@@ -145,6 +145,20 @@ export function ledgerContract(store: string, make: MakeLedger): void {
       expect(await ledger.get("call-3")).toBeUndefined();
     });
 
+    it("get by call id breaks a creation-time tie by creation order, a takeover's entry included", async () => {
+      const { ledger, clock } = await setup();
+      const base = { tool: "t", version: "1", principal: null, fingerprint: "f", takeover: true };
+      const e1 = crypto.randomUUID();
+      const e2 = crypto.randomUUID();
+      await ledger.claim({ ...base, id: e1, owner: "o1", callId: "y", leaseMs: 10, key: { display: "k", hash: "h1" } });
+      await ledger.claim({ ...base, id: e2, owner: "o2", callId: "x", leaseMs: 10 }); // same millisecond, created after e1
+      clock.advance(20); // e1's lease ran out
+      const taken = await ledger.claim({ ...base, id: crypto.randomUUID(), owner: "o3", callId: "x", leaseMs: 1_000, key: { display: "k", hash: "h1" } });
+      expect(taken).toMatchObject({ status: "claimed", resumed: true, entry: { id: e1 } });
+      // Both were last claimed by call x and created in one millisecond: the one created later answers.
+      expect((await ledger.get("x"))?.id).toBe(e2);
+    });
+
     it("a takeover whose answer is lost goes back to the earlier unknown effect: the next call takes it over at once and checks state", async () => {
       const { ledger } = await setup();
       const bank = fakeBank();
