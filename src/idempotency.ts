@@ -6,7 +6,7 @@
  * @module
  */
 import { randomUUID } from "node:crypto";
-import { _fail, TOOL_ERROR_CODES, type Effect, type EffectRef, type Failure, type ToolErrorCode } from "./result.js";
+import { _fail, TOOL_ERROR_CODES, type EffectRef, type Failure } from "./result.js";
 import type { CallScope } from "./attempt.js";
 import type { ToolRuntime } from "./execute.js";
 import type { ResolvedGate } from "./gate-options.js";
@@ -370,10 +370,15 @@ function replay(entry: LedgerEntry): StepDone {
  * the stored answer unreadable.
  */
 function storableFailure(f: Failure, redact: (s: string) => string): Failure {
-  const out = _fail(f.code, redact(f.message), f.retryable, f.effect, { retryAfterMs: f.retryAfterMs });
+  return failureOf(f, redact);
+}
+
+/** A failure with only an envelope's fields, each issue and effect a plain object of its own; `text` rewrites the free text. */
+function failureOf(f: Failure, text: (s: string) => string): Failure {
+  const out = _fail(f.code, text(f.message), f.retryable, f.effect, { retryAfterMs: f.retryAfterMs });
   const kept = out as { -readonly [K in keyof Failure]: Failure[K] };
-  if (f.issues !== undefined && f.issues.length > 0) kept.issues = f.issues.map((i) => ({ path: redact(i.path), code: i.code, message: redact(i.message) }));
-  if (f.effects !== undefined && f.effects.length > 0) kept.effects = f.effects.map((e) => ({ kind: redact(e.kind), ref: redact(e.ref) }));
+  if (f.issues !== undefined && f.issues.length > 0) kept.issues = f.issues.map((i) => ({ path: text(i.path), code: i.code, message: text(i.message) }));
+  if (f.effects !== undefined && f.effects.length > 0) kept.effects = f.effects.map((e) => ({ kind: text(e.kind), ref: text(e.ref) }));
   return out;
 }
 
@@ -393,12 +398,8 @@ function storedFailure(body: Record<string, unknown>): Failure | undefined {
   if (issues !== undefined && !(Array.isArray(issues) && issues.every((i) => isRecordOf(i, ["path", "code", "message"])))) return undefined;
   if (retryAfterMs !== undefined && !(typeof retryAfterMs === "number" && Number.isFinite(retryAfterMs) && retryAfterMs >= 0)) return undefined;
   if (effects !== undefined && !(Array.isArray(effects) && effects.every((e) => isRecordOf(e, ["kind", "ref"])))) return undefined;
-  const f = _fail(code as ToolErrorCode, message, retryable, effect as Effect, { retryAfterMs: retryAfterMs as number | undefined });
-  // Each issue and effect as its own plain object, with only its own fields.
-  const kept = f as { -readonly [K in keyof Failure]: Failure[K] };
-  if (issues !== undefined && issues.length > 0) kept.issues = (issues as Record<string, string>[]).map((i) => ({ path: i.path!, code: i.code!, message: i.message! }));
-  if (effects !== undefined && effects.length > 0) kept.effects = (effects as Record<string, string>[]).map((e) => ({ kind: e.kind!, ref: e.ref! }));
-  return f;
+  const checked = { code, message, retryable, effect, retryAfterMs, issues, effects } as unknown as Failure; // each field checked above
+  return failureOf(checked, (s) => s);
 }
 
 function checkEffect(e: EffectRef, g: ResolvedGate): EffectRef {
