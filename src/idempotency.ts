@@ -310,7 +310,7 @@ async function store(g: ResolvedGate, t: Ticket, final: StepDone, attempts: numb
       const changed = masked || redactedJson !== JSON.stringify(final.data);
       const withheld = changed && (t.fastOutput !== undefined ? t.fastOutput(data) === NO : masked);
       body = withheld ? { ok: true, data, withheld: true } : { ok: true, data }; // data is redacted already
-    } else body = { ok: false, ...storableFailure(final.failure, g.redact) };
+    } else body = { ok: false, ...failureOf(final.failure, g.redact) };
     const settled = await t.ledger.settle(t.id, t.owner, {
       code: final.ok ? "OK" : final.failure.code,
       effect: final.ok ? "applied" : final.failure.effect,
@@ -364,16 +364,12 @@ function replay(entry: LedgerEntry): StepDone {
 }
 
 /**
- * A failure as the ledger stores it: its text once more through the redactor (it was redacted when
- * it was made; this is the net under that), its fixed fields (code, effect, the field names) as
- * they are, so a custom pattern that happens to match `INVALID_OUTPUT` or `applied` cannot make
- * the stored answer unreadable.
+ * A failure with only an envelope's fields, each issue and effect a plain object of its own;
+ * `text` rewrites the free text. Stored with the redactor as `text` (the text was redacted when it
+ * was made; this is the net under that) while the fixed fields (code, effect, the field names) stay
+ * as they are, so a custom pattern that happens to match `INVALID_OUTPUT` or `applied` cannot make
+ * the stored answer unreadable; read back with the text as stored.
  */
-function storableFailure(f: Failure, redact: (s: string) => string): Failure {
-  return failureOf(f, redact);
-}
-
-/** A failure with only an envelope's fields, each issue and effect a plain object of its own; `text` rewrites the free text. */
 function failureOf(f: Failure, text: (s: string) => string): Failure {
   const out = _fail(f.code, text(f.message), f.retryable, f.effect, { retryAfterMs: f.retryAfterMs });
   const kept = out as { -readonly [K in keyof Failure]: Failure[K] };

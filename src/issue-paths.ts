@@ -41,12 +41,12 @@ export function declaredPath(schema: JsonSchema | undefined, path: string): stri
 }
 
 const memos = new WeakMap<JsonSchema, Set<string>>();
+const MAX_MEMO = 256;
 
 /** @internal The paths remembered for `schema` (a test that payload keys are not kept). */
 export function _rememberedPaths(schema: JsonSchema): readonly string[] {
   return [...(memos.get(schema) ?? [])];
 }
-const MAX_MEMO = 256;
 
 function walk(schema: JsonSchema | undefined, path: string): string {
   const root = schema;

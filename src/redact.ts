@@ -85,7 +85,7 @@ export function createRedactor(options: RedactOptions = {}): Redactor {
     if (text.length < minLength) return text;
     // The defaults run first, in order, as before: when the text has none of their fixed parts,
     // none of them would have changed it.
-    const out = defaults.length > 0 && DEFAULT_ANCHORS.test(text) ? scrub(text, defaults, replacement) : text;
+    const out = defaults.length > 0 && _mayHoldDefaultSecret(text) ? scrub(text, defaults, replacement) : text;
     return extra.length > 0 ? scrub(out, extra, replacement) : out;
   };
 }

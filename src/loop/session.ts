@@ -115,7 +115,8 @@ function isEnvelope(r: unknown): r is ToolResult {
 
 function same(a: unknown, b: unknown): boolean {
   if (a === ABSENT || b === ABSENT) return a === b;
-  return canonicalJson(a) === canonicalJson(b) && canonicalJson(a) !== undefined;
+  const ca = canonicalJson(a);
+  return ca !== undefined && ca === canonicalJson(b);
 }
 
 /**
