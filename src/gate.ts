@@ -12,7 +12,7 @@ import { hardenParsed, hardenValue, parseText, type Hardened } from "./harden.js
 import { splitMeta, type SplitMeta } from "./meta.js";
 import { NO } from "./fast-path.js";
 import { toSafeIssues, issue } from "./issues.js";
-import { cancelledBefore, executeWithPolicy, failureFor, firstAttemptEnded, type ExecEnv, type ExecOutcome, type Execution, type ToolRuntime } from "./execute.js";
+import { cancelledBefore, executeWithPolicy, failureFor, firstAttemptEnded, type AttemptEvent, type ExecEnv, type ExecOutcome, type Execution, type ToolRuntime } from "./execute.js";
 import type { AttemptResult, CallScope } from "./attempt.js";
 import { claimCall, settleCall, type ClaimedCall, type GoAhead, type StepDone } from "./idempotency.js";
 import { classifyError } from "./policy/classify.js";
@@ -23,7 +23,8 @@ import { truncate } from "./redact.js";
 import { wallClockAt } from "./wall-clock.js";
 import { _rememberPaths, recordPaths } from "./issue-paths.js";
 import { RECORD_REFUSAL, type RefusalRecorder } from "./refusal.js";
-import type { CallRecord } from "./hooks.js";
+import { ATTEMPT_LISTENER, _inTurn, type ListenedOptions } from "./attempt-seam.js";
+import { safeHook, type CallRecord } from "./hooks.js";
 import type { ToolListing } from "./json-schema.js";
 
 /** Per-call options. */
@@ -137,15 +138,17 @@ class Call implements Execution {
     return this.claim;
   }
   get env(): ExecEnv {
-    return this.g;
+    return this.listened ?? this.g;
   }
+  /** The gate's execution dependencies with the caller's attempt listener (src/attempt-seam.ts), when it gave one. */
+  listened: ExecEnv | undefined = undefined;
   attemptEnded(r: AttemptResult): void {
     const rt = this.rt;
     // The common case with the steps below collapsed, in their order: the first attempt answered
     // (firstAttemptEnded), no onAttempt hook and no business check, the compiled output check
     // accepts the value (verify), and no ledger claim to settle (settled). Anything else, or a
     // value the compiled check leaves to the schema, takes those steps.
-    if (r.kind !== "value" || this.g.onAttempt !== undefined || rt.fastOutput === undefined || rt.tool.check !== undefined || this.claim.ticket !== undefined) {
+    if (r.kind !== "value" || this.g.onAttempt !== undefined || this.listened !== undefined || rt.fastOutput === undefined || rt.tool.check !== undefined || this.claim.ticket !== undefined) {
       return firstAttemptEnded(this, r);
     }
     try {
@@ -173,6 +176,21 @@ function capture(resolve: (r: ToolResult | PromiseLike<ToolResult>) => void): vo
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 const NO_META: Readonly<Record<string, unknown>> = Object.freeze({});
 
+/**
+ * The gate's execution dependencies for a call whose caller listens to its attempts (a wrapper such
+ * as `instrument`, src/attempt-seam.ts): `onAttempt`, then the listener, which is guarded as a hook is.
+ */
+function listenedEnv(g: ResolvedGate, listener: (e: AttemptEvent) => void): ExecEnv {
+  const onAttempt = _inTurn(g.onAttempt, safeHook("onAttempt", listener, g.onHookError)!);
+  return { budget: g.budget, redact: g.redact, random: g.random, onAttempt };
+}
+
+/** The caller's attempt listener, when its options carry one. */
+function listenTo(c: Call, opts: ListenedOptions): void {
+  const listener = opts[ATTEMPT_LISTENER];
+  if (listener !== undefined) c.listened = listenedEnv(c.g, listener);
+}
+
 /** Resolve the tool and the call's identity; everything after this is the async pipeline. */
 function callTool(g: ResolvedGate, name: string, args: unknown, given: CallOptions | undefined): Promise<ToolResult> {
   const t0 = performance.now();
@@ -183,6 +201,7 @@ function callTool(g: ResolvedGate, name: string, args: unknown, given: CallOptio
     if (opts instanceof BadOption) return refusedAtOnce(new Call(g, rt?.tool, shown, newCallId(), t0), "FAILED", MSG.callOptions, opts.issue);
     const c = new Call(g, rt?.tool, shown, opts?.callId ?? newCallId(), t0);
     if (rt === undefined) return refusedAtOnce(c, "UNKNOWN_TOOL", MSG.unknownTool, undefined);
+    if (opts !== undefined) listenTo(c, opts);
     return pipeline(c, rt, args, opts);
   } catch {
     // never: every read of the caller's values is guarded; but gate.call must not throw
@@ -498,11 +517,12 @@ class BadOption {
  * value and the call another), checked, as a plain object; a {@link BadOption} when one is wrong
  * or a read throws.
  */
-function readOptions(o: unknown): CallOptions | BadOption {
+function readOptions(o: unknown): ListenedOptions | BadOption {
   if (typeof o !== "object" || o === null) return new BadOption("", "invalid_type", "Call options must be an object");
-  let callId: unknown, idempotencyKey: unknown, principal: unknown, signal: unknown, principalId: unknown;
+  let callId: unknown, idempotencyKey: unknown, principal: unknown, signal: unknown, principalId: unknown, listener: unknown;
   try {
     ({ callId, idempotencyKey, principal, signal } = o as Record<string, unknown>);
+    listener = (o as ListenedOptions)[ATTEMPT_LISTENER];
     // The caller's object itself (a class instance keeps its getters and methods for `authorize`).
     if (typeof principal === "object" && principal !== null) principalId = (principal as { id?: unknown }).id;
   } catch {
@@ -518,11 +538,12 @@ function readOptions(o: unknown): CallOptions | BadOption {
   if (badKey !== undefined) return badKey;
   if (principal !== undefined && typeof principalId !== "string") return new BadOption("principal.id", "invalid_type", "principal must be an object with a string id");
   if (signal !== undefined && !(signal instanceof AbortSignal)) return new BadOption("signal", "invalid_type", "signal must be an AbortSignal");
-  const out: { -readonly [K in keyof CallOptions]: CallOptions[K] } = {};
+  const out: { -readonly [K in keyof ListenedOptions]: ListenedOptions[K] } = {};
   if (callId !== undefined) out.callId = callId as string;
   if (idempotencyKey !== undefined) out.idempotencyKey = idempotencyKey as string;
   if (principal !== undefined) out.principal = principal as Principal;
   if (signal !== undefined) out.signal = signal as AbortSignal;
+  if (typeof listener === "function") out[ATTEMPT_LISTENER] = listener as (e: AttemptEvent) => void; // anything else: not a listener, ignored
   return out;
 }
 

@@ -30,8 +30,8 @@ export function openCallLog(where: string | undefined, stdio: boolean): Writable
 }
 
 /**
- * The call log on `stream` (`undefined` when off): its `hooks` go into the gate the CLI builds (so
- * each line carries the call's attempt events), its `instrument` wraps the gate that is served. A
+ * The call log on `stream` (`undefined` when off): its `hooks` go into the gate the CLI builds, its
+ * `instrument` wraps the gate that is served (and hears the attempts of a ready gate's calls). A
  * write error later (disk full, a closed pipe) is reported once on stderr and stops the call log;
  * it never ends the server.
  */

@@ -25,8 +25,7 @@ ${httpFlagUsage}
   --server-version <v>     server version in initialize (default: 0.0.0)
   --log <where>            one JSON line per call: stdout, stderr, off, or a file path to append to
                            (default: stdout with --http; stderr with stdio, whose stdout is the protocol).
-                           Attempt events need a module exporting tools; a ready gate's lines have
-                           attempts [] (the count is in toolgate.attempts)
+                           Each line carries the call's attempt events
   -h, --help               this help`;
 
 async function run(argv: readonly string[]): Promise<number> {
@@ -45,8 +44,8 @@ async function run(argv: readonly string[]): Promise<number> {
   const modulePath = positionals[0]!;
   const httpOptions = httpOptionsFromFlags(values); // every --http check before the module loads
   const callLog = cliCallLog("toolgate serve", openCallLog(values.log, values.http === undefined), values.log ?? (values.http === undefined ? "stderr" : "stdout"));
-  // The call log's hooks go into a gate built from an array of tools (its lines then carry each attempt);
-  // a module's ready gate keeps its own hooks (its lines: attempts [], the count in toolgate.attempts).
+  // The call log's hooks go into a gate built from an array of tools; a module's ready gate keeps its
+  // own, and `instrument` hears each call's attempts with the call. Lines carry attempts either way.
   const loaded = await loadGate(modulePath, callLog === undefined ? {} : { hooks: callLog.hooks });
   const gate = callLog === undefined ? loaded : callLog.instrument(loaded);
   const info = { name: values.name ?? basename(modulePath, extname(modulePath)), version: values["server-version"] ?? "0.0.0" };

@@ -12,6 +12,7 @@ import type { BreakerState } from "../policy/breaker.js";
 import type { CallOptions, Gate } from "../gate.js";
 import type { ToolFailure, ToolResult } from "../result.js";
 import { RECORD_REFUSAL, _recordRefusal, type RefusalRecorder } from "../refusal.js";
+import { _withAttemptListener } from "../attempt-seam.js";
 import { recordPaths } from "../issue-paths.js";
 import type { ToolListing } from "../json-schema.js";
 import { createRedactor, type RedactOptions, type Redactor } from "../redact.js";
@@ -44,8 +45,9 @@ export interface GateObserver {
   readonly hooks: ObserverHooks;
   /**
    * Wrap the gate: each call's scope opens before it starts (spans become the active context for
-   * the tool's own spans) and opt-in capture sees the arguments and the result. Returns a gate
-   * with the same methods.
+   * the tool's own spans) and opt-in capture sees the arguments and the result. The attempts of
+   * the calls made through it are recorded even when `hooks` were not spread into the gate (each
+   * call passes a gate from `createGate` a listener for them). Returns a gate with the same methods.
    */
   instrument<G extends Gate>(gate: G): G;
 }
@@ -74,6 +76,12 @@ interface Pending {
   readonly known: boolean;
   callId: string | undefined;
   readonly attempts: AttemptSummary[];
+  /**
+   * The number of the last attempt kept. Attempts are numbered from 1 and reported once each, in
+   * order; an event that does not come after it is the same attempt heard twice (through the hooks
+   * spread into `createGate` and through the attempt seam).
+   */
+  lastAttempt: number;
   record: CallRecord | undefined;
 }
 
@@ -123,13 +131,9 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
 
   const hooks: ObserverHooks = {
     onAttempt(ev) {
-      const a = attemptSummary(ev, now());
       const e = store.getStore();
-      if (mine(e, ev.tool, ev.callId)) {
-        e.callId = ev.callId;
-        e.attempts.push(a);
-        return;
-      }
+      if (mine(e, ev.tool, ev.callId)) return keep(e, ev);
+      const a = attemptSummary(ev, now());
       const key = `${ev.tool}\u0000${ev.callId}`;
       const list = waiting.get(key);
       if (list !== undefined) {
@@ -168,16 +172,16 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
       return listings.get(tool);
     };
     /** One observed call: `run` is the gate's call, or the recording of a refusal made in front of it. */
-    const observe = async (name: string, args: unknown, run: () => Promise<ToolResult>): Promise<ToolResult> => {
+    const observe = async (name: string, args: unknown, run: (entry: Pending) => Promise<ToolResult>): Promise<ToolResult> => {
       const startTime = now();
-      const entry: Pending = { name, known: typeof name === "string" && gate.tool(name) !== undefined, callId: undefined, attempts: [], record: undefined };
+      const entry: Pending = { name, known: typeof name === "string" && gate.tool(name) !== undefined, callId: undefined, attempts: [], lastAttempt: 0, record: undefined };
       let started: CallStart<H> | undefined;
       try {
         started = driver.start?.(safeToolName(name, ctx.stable), startTime);
       } catch (e) {
         report(e);
       }
-      const scoped = (): Promise<ToolResult> => store.run(entry, run);
+      const scoped = (): Promise<ToolResult> => store.run(entry, run, entry);
       let result: ToolResult;
       try {
         result = await (started === undefined ? scoped() : started.run(scoped));
@@ -199,7 +203,10 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
       }
       return result;
     };
-    const call = (name: string, args: unknown, opts?: CallOptions): Promise<ToolResult> => observe(name, args, () => gate.call(name, args, opts));
+    // The call's attempts are heard with its options (src/attempt-seam.ts), so they are recorded even
+    // when this observer's hooks were not spread into the gate (a module's ready gate; the proxy's).
+    const call = (name: string, args: unknown, opts?: CallOptions): Promise<ToolResult> =>
+      observe(name, args, (entry) => gate.call(name, args, _withAttemptListener(opts, (ev) => keep(entry, ev))));
     // A refusal made in front of the gate (src/refusal.ts) is a call too: one line or span, arguments never captured.
     const refuse: RefusalRecorder = (failure) => observe(failure.meta.tool, NO_ARGS, () => _recordRefusal(gate, failure)) as Promise<ToolFailure>;
     return { ...gate, call, [RECORD_REFUSAL]: refuse } as G;
@@ -235,6 +242,17 @@ function recordFromResult(gate: Gate, name: string, r: ToolResult, startedAt: nu
     startedAt,
     ...(!r.ok && r.issues !== undefined ? { issuePaths: recordPaths(listingOf(m.tool), r) } : {}),
   };
+}
+
+/**
+ * Keep an attempt of the call `e` observes, once: through the hooks spread into the gate and through
+ * the listener passed with the call, the same attempt can be heard twice.
+ */
+function keep(e: Pending, ev: AttemptEvent): void {
+  e.callId ??= ev.callId;
+  if (ev.attempt <= e.lastAttempt) return;
+  e.lastAttempt = ev.attempt;
+  e.attempts.push(attemptSummary(ev, now()));
 }
 
 function thrownRecord(name: unknown, startedAt: number, end: number): CallRecord {

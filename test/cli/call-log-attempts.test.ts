@@ -1,7 +1,7 @@
 /**
- * `--log` of `toolgate serve` and `toolgate proxy` carries each call's attempt events wherever the
- * CLI builds the gate (a module exporting tools; the proxy). A module exporting a ready gate keeps
- * its own hooks: its lines have `attempts: []` and the count in `toolgate.attempts`.
+ * `--log` of `toolgate serve` and `toolgate proxy` carries each call's attempt events, whether the
+ * CLI builds the gate (a module exporting tools; the proxy) or the module exports a ready gate (the
+ * call log listens to it through the gate's attempt seam, src/attempt-seam.ts).
  */
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { createProxy } from "../../src/mcp/index.js";
+import { createCallLog, type CallLogEvent } from "../../src/log/index.js";
 import { CLI, ROOT } from "../mcp/helpers.js";
 import { UPSTREAM, tempDir } from "../mcp/proxy-helpers.js";
 
@@ -49,9 +50,13 @@ describe("toolgate serve --log: attempt events", () => {
     expect(logged!.attempts[1]).toMatchObject({ "toolgate.attempt.number": 2, "toolgate.attempt.outcome": "success" });
   });
 
-  it("a module exporting a ready gate: attempts [] (the CLI cannot add hooks to it), the count in toolgate.attempts", async () => {
-    const [logged] = await serveAndLog("test/fixtures/mcp/codes.ts", [...HELLO, call(1, "flaky_read")]);
-    expect(logged).toMatchObject({ "gen_ai.tool.name": "flaky_read", "toolgate.code": "RETRYABLE", "toolgate.attempts": 2, attempts: [] });
+  it("a module exporting a ready gate: each line carries its attempts too, once each", async () => {
+    const [logged, ...rest] = await serveAndLog("test/fixtures/mcp/codes.ts", [...HELLO, call(1, "flaky_read")]);
+    expect(rest).toEqual([]);
+    expect(logged).toMatchObject({ "gen_ai.tool.name": "flaky_read", "toolgate.code": "RETRYABLE", "toolgate.attempts": 2 });
+    expect(logged!.attempts).toHaveLength(2);
+    expect(logged!.attempts[0]).toMatchObject({ "toolgate.attempt.number": 1, "toolgate.attempt.outcome": "transient", "toolgate.attempt.backoff_ms": expect.any(Number) });
+    expect(logged!.attempts[1]).toMatchObject({ "toolgate.attempt.number": 2, "toolgate.attempt.outcome": "transient" });
   });
 });
 
@@ -94,6 +99,28 @@ describe("createProxy({ hooks })", () => {
     await expect(
       createProxy({ upstream: { kind: "stdio", command: "/nonexistent/never-started", args: [] }, hooks: hooks as never }),
     ).rejects.toMatchObject({ code: "E_PROXY_CONFIG", message: expect.stringMatching(message) });
+  });
+
+  it("instrument alone (no hooks): the call log still hears each attempt, and not the admission check's", async () => {
+    const calls: CallLogEvent[] = [];
+    const log = createCallLog({ sink: (_l, e) => void (e.event === "toolgate.call" && calls.push(e)) });
+    const proxy = await createProxy({
+      upstream: { kind: "stdio", command: process.execPath, args: [UPSTREAM], env: { PATH: process.env.PATH ?? "" } },
+      // A rate limit sends `fail` through the admission's own argument check (a call whose no-op attempt succeeds).
+      config: { tools: { fail: { rateLimit: { perSecond: 1_000, burst: 1_000 } } } },
+      instrument: (gate) => log.instrument(gate),
+    });
+    try {
+      const r = await proxy.gate.call("echo", { text: "hi" });
+      expect(r.ok).toBe(true);
+      const failed = await proxy.gate.call("fail", {});
+      expect(failed).toMatchObject({ ok: false, meta: { attempts: 1 } });
+      expect(calls).toHaveLength(2);
+      expect(calls[0]!.attempts).toEqual([expect.objectContaining({ "toolgate.attempt.number": 1, "toolgate.attempt.outcome": "success" })]);
+      expect(calls[1]!.attempts).toEqual([expect.objectContaining({ "toolgate.attempt.number": 1, "toolgate.attempt.outcome": expect.not.stringMatching(/^success$/) })]);
+    } finally {
+      await proxy.close();
+    }
   });
 
   it("passes the hooks to the gate it builds: onAttempt sees each attempt", async () => {

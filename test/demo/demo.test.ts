@@ -57,6 +57,16 @@ describe("toolgate demo (MCP stdio child process, SQLite service and ledger, scr
       const log = readFileSync(report.files.callLog, "utf8");
       expect(log).not.toContain("damaged in transit");
       expect(log).not.toContain("customerId\":");
+      // Each line carries its attempts, though the demo's server module exports a ready gate.
+      const lines = log.trim().split("\n").map((l) => JSON.parse(l) as { "toolgate.code": string; attempts: Record<string, unknown>[] });
+      expect(lines.map((l) => [l["toolgate.code"], l.attempts.map((a) => a["toolgate.attempt.outcome"])])).toEqual([
+        ["INVALID_INPUT", []],
+        ["OK", ["success"]],
+        ["INVALID_OUTPUT", ["success"]],
+        ["OK", ["transient", "success"]],
+        ["OK", ["transient", "success"]],
+        ["OK", []],
+      ]);
     } finally {
       rmSync(report.files.dir, { recursive: true, force: true });
     }

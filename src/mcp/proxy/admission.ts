@@ -17,6 +17,7 @@ import { defineTool, type AnyTool } from "../../tool.js";
 import type { Limits } from "../../harden.js";
 import type { ToolFailure, ToolResult } from "../../result.js";
 import { RECORD_REFUSAL, _recordRefusal, type RefusalRecorder } from "../../refusal.js";
+import { _withoutAttemptListener } from "../../attempt-seam.js";
 import { newCallId } from "../../call-id.js";
 import { ajvStandardSchema } from "./ajv.js";
 import type { Bucket } from "./rate.js";
@@ -102,7 +103,8 @@ export function admissionGate(gate: Gate, tools: readonly AnyTool[], limits: Par
   const slow = async (name: string, args: unknown, opts: CallOptions | undefined, bucket: Bucket | undefined): Promise<ToolResult> => {
     const callId = opts?.callId ?? newCallId();
     const o: CallOptions = { ...opts, callId };
-    const pre = await check!.call(name, args, o);
+    // The argument check is a call of the proxy's own: its no-op attempt is not the caller's.
+    const pre = await check!.call(name, args, _withoutAttemptListener(o));
     if (!pre.ok) return pre;
     const version = s.versions.get(name) ?? "";
     if (s.upstream.state() !== "up") return failure(name, version, callId, "RETRYABLE", MSG.down, s.upstream.retryAfterMs());

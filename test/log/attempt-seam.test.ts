@@ -1,0 +1,156 @@
+/**
+ * `instrument(gate)` hears the attempts of the calls made through it even when its hooks were not
+ * spread into `createGate` (a ready gate: a module's default export, the proxy's): each call carries
+ * a listener in its options (src/attempt-seam.ts). Each attempt is kept once, whatever else listens.
+ */
+import { describe, expect, it } from "vitest";
+import { createGate, type Gate } from "../../src/index.js";
+import { createCallLog, type CallLogEvent, type LogEvent } from "../../src/log/index.js";
+import { createGateTelemetry, ATTR } from "../../src/otel/index.js";
+import { ATTEMPT_LISTENER, _withAttemptListener, _withoutAttemptListener } from "../../src/attempt-seam.js";
+import type { AttemptEvent } from "../../src/execute.js";
+import { memoryTracing } from "../otel/_otel.js";
+import { flakyRead } from "../otel/_tools.js";
+
+function collect() {
+  const calls: CallLogEvent[] = [];
+  return { calls, sink: (_line: string, e: LogEvent) => void (e.event === "toolgate.call" && calls.push(e)) };
+}
+
+const outcomes = (e: CallLogEvent | undefined) => e?.attempts.map((a) => [a[ATTR.attemptNumber], a[ATTR.attemptOutcome]]);
+
+describe("instrument(gate) without the hooks spread", () => {
+  it("a call log line carries each attempt of the call (a transient failure, then success)", async () => {
+    const out = collect();
+    const log = createCallLog({ sink: out.sink });
+    const gate = log.instrument(createGate({ tools: [flakyRead({ failures: 1, calls: 0 })], random: () => 0 }));
+    const r = await gate.call("flaky_read", { q: "a" });
+    expect(r.ok && r.meta.attempts).toBe(2);
+    expect(out.calls).toHaveLength(1);
+    expect(outcomes(out.calls[0])).toEqual([
+      [1, "transient"],
+      [2, "success"],
+    ]);
+    expect(out.calls[0]!.attempts[0]).toMatchObject({ [ATTR.attemptBackoffMs]: expect.any(Number) });
+  });
+
+  it("a span carries each attempt as an event", async () => {
+    const t = memoryTracing();
+    const otel = createGateTelemetry({ tracerProvider: t.provider, metrics: false });
+    const gate = otel.instrument(createGate({ tools: [flakyRead({ failures: 2, calls: 0 })], random: () => 0 }));
+    await gate.call("flaky_read", { q: "a" });
+    const [span, ...rest] = t.spans();
+    expect(rest).toEqual([]);
+    expect(span!.events.map((e) => e.attributes?.[ATTR.attemptOutcome])).toEqual(["transient", "transient", "success"]);
+  });
+
+  it("with the hooks spread too, and wrapped twice by the same observer, each attempt is kept once", async () => {
+    const out = collect();
+    const log = createCallLog({ sink: out.sink });
+    const base = createGate({ tools: [flakyRead({ failures: 1, calls: 0 })], random: () => 0, ...log.hooks });
+    const once = log.instrument(base);
+    const twice = log.instrument(base);
+    await once.call("flaky_read", { q: "a" });
+    await twice.call("flaky_read", { q: "b" });
+    expect(out.calls.map(outcomes)).toEqual([
+      [
+        [1, "transient"],
+        [2, "success"],
+      ],
+      [[1, "success"]],
+    ]);
+  });
+
+  it("two observers of one ready gate each hear every attempt once", async () => {
+    const a = collect();
+    const b = collect();
+    const logA = createCallLog({ sink: a.sink });
+    const logB = createCallLog({ sink: b.sink });
+    const gate = logB.instrument(logA.instrument(createGate({ tools: [flakyRead({ failures: 1, calls: 0 })], random: () => 0 })));
+    await gate.call("flaky_read", { q: "a" });
+    expect(outcomes(a.calls[0])).toEqual([
+      [1, "transient"],
+      [2, "success"],
+    ]);
+    expect(outcomes(b.calls[0])).toEqual(outcomes(a.calls[0]));
+  });
+
+  it("calls made around the wrapper are not logged and leave nothing behind", async () => {
+    const out = collect();
+    const log = createCallLog({ sink: out.sink });
+    const base = createGate({ tools: [flakyRead({ failures: 1, calls: 0 })], random: () => 0 });
+    const wrapped = log.instrument(base);
+    await base.call("flaky_read", { q: "a" }); // not through the wrapper: its attempts are not the log's
+    expect(out.calls).toEqual([]);
+    await wrapped.call("flaky_read", { q: "b" });
+    expect(out.calls.map(outcomes)).toEqual([[[1, "success"]]]);
+  });
+
+  it("the caller's options reach the gate as given: call id, idempotency key, principal, signal", async () => {
+    const log = createCallLog({ sink: () => undefined });
+    const seen: unknown[] = [];
+    const gate = log.instrument(createGate({ tools: [flakyRead({ failures: 0, calls: 0 })], authorize: (c) => (seen.push([c.callId, c.principal?.id, c.signal?.aborted]), true) }));
+    const ac = new AbortController();
+    class Opts {
+      get callId() {
+        return "c-42";
+      }
+      readonly principal = { id: "u1" };
+      readonly signal = ac.signal;
+    }
+    const r = await gate.call("flaky_read", { q: "a" }, new Opts());
+    expect(r.meta.callId).toBe("c-42");
+    expect(seen).toEqual([["c-42", "u1", false]]);
+    const bad = await gate.call("flaky_read", { q: "a" }, { callId: 7 as never });
+    expect(bad).toMatchObject({ ok: false, code: "FAILED", issues: [{ path: "callId" }] });
+  });
+});
+
+describe("the attempt listener of a call's options", () => {
+  const listen = (gate: Gate, opts: Parameters<typeof _withAttemptListener>[0], l: (e: AttemptEvent) => void) => gate.call("flaky_read", { q: "a" }, _withAttemptListener(opts, l));
+
+  it("hears that call's attempts only, after the gate's own onAttempt", async () => {
+    const order: string[] = [];
+    const gate = createGate({ tools: [flakyRead({ failures: 1, calls: 0 })], random: () => 0, onAttempt: (e) => void order.push(`hook ${e.callId} ${e.attempt} ${e.outcome}`) });
+    await listen(gate, { callId: "a" }, (e) => void order.push(`listener ${e.callId} ${e.attempt} ${e.outcome}`));
+    await gate.call("flaky_read", { q: "b" }, { callId: "b" });
+    expect(order).toEqual(["hook a 1 transient", "listener a 1 transient", "hook a 2 success", "listener a 2 success", "hook b 1 success"]);
+  });
+
+  it("a listener that throws changes no result; the error goes to onHookError as onAttempt's", async () => {
+    const errors: [string, unknown][] = [];
+    const gate = createGate({ tools: [flakyRead({ failures: 1, calls: 0 })], random: () => 0, onHookError: (hook, e) => void errors.push([hook, e]) });
+    const boom = new Error("listener broke");
+    const r = await listen(gate, undefined, () => {
+      throw boom;
+    });
+    expect(r).toMatchObject({ ok: true, data: { answer: "A" }, meta: { attempts: 2 } });
+    expect(errors).toEqual([
+      ["onAttempt", boom],
+      ["onAttempt", boom],
+    ]);
+  });
+
+  it("listeners of nested wrappers are all called, inner last; a value that is not a function is no listener", async () => {
+    const order: string[] = [];
+    const gate = createGate({ tools: [flakyRead({ failures: 0, calls: 0 })] });
+    const outer = _withAttemptListener({ callId: "n" }, (e) => void order.push(`outer ${e.attempt}`));
+    await listen(gate, outer, (e) => void order.push(`inner ${e.attempt}`));
+    expect(order).toEqual(["outer 1", "inner 1"]);
+    const r = await gate.call("flaky_read", { q: "a" }, { [ATTEMPT_LISTENER]: "not a function" } as never);
+    expect(r.ok).toBe(true);
+  });
+
+  it("options that are not an object pass as they are (the gate refuses them); without a listener, nothing changes", async () => {
+    const gate = createGate({ tools: [flakyRead({ failures: 0, calls: 0 })] });
+    const heard: unknown[] = [];
+    const r = await listen(gate, 42 as never, (e) => void heard.push(e));
+    expect(r).toMatchObject({ ok: false, code: "FAILED", message: "Invalid call options" });
+    expect(heard).toEqual([]);
+    const plain = { callId: "x" };
+    expect(_withoutAttemptListener(plain)).toBe(plain);
+    const stripped = _withoutAttemptListener(_withAttemptListener(plain, (e) => void heard.push(e))!);
+    await gate.call("flaky_read", { q: "a" }, stripped);
+    expect(heard).toEqual([]);
+  });
+});
