@@ -3,62 +3,102 @@
  * OpenTelemetry) puts each call's attempts on its line or span; they came only from the gate's
  * `onAttempt` hook, which is fixed when `createGate` runs, so a wrapper of a gate it did not create
  * (a module's default export, the proxy's) recorded none. Through this seam a wrapper passes, with
- * the call's options, a listener that hears that call's attempt events and no other's: nothing is
- * registered on the gate, so nothing outlives the call.
+ * the call's options, a listener that hears the attempts of the gate calls made with those options.
+ * Nothing is registered on the gate, so nothing outlives the call.
  *
- * The listener travels under a symbol key of the call options (an enumerable one, so a wrapper in
- * between that copies the options with `{ ...opts }` keeps it), which `createGate`'s gate reads with
- * the other options; a gate that does not know it ignores it. Attempt events carry no payload:
- * the same fields `onAttempt` receives.
+ * Options travel on through whatever stands between the wrapper and the gate, and such a gate may
+ * make several gate calls with them (a fallback to a second gate, the proxy's argument check). So
+ * the gate tells the listener which gate call each attempt belongs to — an opaque token, one per
+ * gate call — and marks the envelope it answers with that token ({@link _markAnswer}): the wrapper
+ * keeps the attempts of the gate call whose envelope it was handed, and no other's.
+ *
+ * The listeners travel as an array under a symbol key of the options (enumerable, so a wrapper in
+ * between that copies the options with `{ ...opts }` keeps it). A gate that does not know the key
+ * ignores it. Attempt events carry no payload: the same fields `onAttempt` receives.
  * @module
  */
 import type { AttemptEvent } from "./execute.js";
 import type { CallOptions } from "./gate.js";
 
-/** @internal The call options' key of the call's attempt listener. */
+/** @internal The call options' key of the attempt listeners. */
 export const ATTEMPT_LISTENER: unique symbol = Symbol.for("toolgate.attemptListener");
 
-/** @internal Call options that may carry an attempt listener. */
-export interface ListenedOptions extends CallOptions {
-  /** Hears each attempt of this call, after the gate's `onAttempt`; what it throws goes to `onHookError`. */
-  readonly [ATTEMPT_LISTENER]?: (event: AttemptEvent) => void;
-}
-
 /**
- * @internal The caller's options as a plain object, with `listener` added after any listener they
- * carry (a wrapper inside another). Each option is read once, here; the gate reads the copy.
- * Options that are not an object, or cannot be read, are passed on as they are: the gate refuses
- * them, and no attempt runs.
+ * @internal Hears one attempt. `call` is the same object for every attempt of one gate call, and
+ * is what {@link _answerOf} gives for that call's envelope.
  */
-export function _withAttemptListener(opts: CallOptions | undefined, listener: (event: AttemptEvent) => void): CallOptions | undefined {
-  if (opts === undefined) return { [ATTEMPT_LISTENER]: listener } as ListenedOptions;
-  if (typeof opts !== "object" || opts === null) return opts;
-  try {
-    const { callId, idempotencyKey, principal, signal } = opts;
-    return { callId, idempotencyKey, principal, signal, [ATTEMPT_LISTENER]: _inTurn(attemptListenerIn(opts), listener) } as ListenedOptions;
-  } catch {
-    return opts;
-  }
+export type AttemptListener = (event: AttemptEvent, call: object) => void;
+
+/** @internal Call options that may carry attempt listeners. */
+export interface ListenedOptions extends CallOptions {
+  /** Each hears every attempt of the gate call, after the gate's `onAttempt`; what one throws goes to `onHookError`. */
+  readonly [ATTEMPT_LISTENER]?: readonly AttemptListener[];
+}
+
+/** The options a gate reads, copied when they are inherited (a class's getters) rather than own. */
+const KNOWN = ["callId", "idempotencyKey", "principal", "signal"] as const;
+
+/** What a wrapper passes on when the caller's options could not be read: the gate refuses them, as it would have. */
+const UNREADABLE: CallOptions = Object.freeze(
+  Object.defineProperty({}, "callId", {
+    enumerable: true,
+    get(): never {
+      throw new TypeError("the call options could not be read");
+    },
+  }),
+);
+
+/** What a wrapper passes to the gate: the options, and the call's id when the options give it one. */
+export interface Listened {
+  readonly options: CallOptions | undefined;
+  /** The call id the gate will use: the caller's, or one made here when it gave none. Absent when the gate will refuse the options. */
+  readonly callId: string | undefined;
 }
 
 /**
- * @internal Options without an attempt listener: for a wrapper that makes a call of its own with
- * its caller's options (the proxy's argument check), whose attempts are not the caller's.
+ * @internal The caller's options, copied (each property read once, here: own ones as `{ ...opts }`
+ * copies them, then the known options it inherits), with `listener` added after any listeners they
+ * carry (a wrapper inside another), and a call id from `newId` when they have none, so the wrapper
+ * knows the call's id before the gate answers. Options that are not an object pass as they are
+ * (the gate refuses them; no attempt runs), and options that cannot be read become options the
+ * gate refuses as unreadable.
+ */
+export function _withAttemptListener(opts: CallOptions | undefined, listener: AttemptListener, newId: () => string): Listened {
+  if (opts === undefined) {
+    const callId = newId();
+    return { options: { callId, [ATTEMPT_LISTENER]: [listener] } as ListenedOptions, callId };
+  }
+  if (typeof opts !== "object" || opts === null) return { options: opts, callId: undefined };
+  let copy: Record<PropertyKey, unknown>;
+  try {
+    copy = { ...opts };
+    for (const k of KNOWN) if (!Object.hasOwn(copy, k) && k in opts) copy[k] = opts[k];
+  } catch {
+    return { options: UNREADABLE, callId: undefined };
+  }
+  const before = copy[ATTEMPT_LISTENER];
+  copy[ATTEMPT_LISTENER] = Array.isArray(before) ? [...(before as unknown[]), listener] : [listener];
+  if (copy.callId === undefined) copy.callId = newId();
+  return { options: copy as ListenedOptions, callId: typeof copy.callId === "string" ? copy.callId : undefined };
+}
+
+/**
+ * @internal Options without attempt listeners: for a wrapper that makes a call of its own with its
+ * caller's options (the proxy's argument check), whose attempts are not the caller's.
  */
 export function _withoutAttemptListener(opts: CallOptions): CallOptions {
-  return attemptListenerIn(opts) === undefined ? opts : ({ ...opts, [ATTEMPT_LISTENER]: undefined } as CallOptions);
+  return Object.hasOwn(opts, ATTEMPT_LISTENER) ? ({ ...opts, [ATTEMPT_LISTENER]: undefined } as CallOptions) : opts;
 }
 
-/** @internal `first`, then `then`, for each event (just `then` without a first). */
-export function _inTurn(first: ((e: AttemptEvent) => void) | undefined, then: (e: AttemptEvent) => void): (e: AttemptEvent) => void {
-  if (first === undefined) return then;
-  return (e) => {
-    first(e);
-    then(e);
-  };
+/** Envelope → the gate call that answered it, for the calls that had listeners. */
+const answered = new WeakMap<object, object>();
+
+/** @internal Mark `result` as the envelope of gate call `call` (the gate does, for calls with listeners). */
+export function _markAnswer(result: object, call: object): void {
+  answered.set(result, call);
 }
 
-function attemptListenerIn(opts: object): ((e: AttemptEvent) => void) | undefined {
-  const l: unknown = (opts as ListenedOptions)[ATTEMPT_LISTENER];
-  return typeof l === "function" ? (l as (e: AttemptEvent) => void) : undefined;
+/** @internal The gate call that answered `result`, when it had listeners: the `call` its attempts were heard with. */
+export function _answerOf(result: object): object | undefined {
+  return answered.get(result);
 }

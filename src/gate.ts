@@ -23,7 +23,7 @@ import { truncate } from "./redact.js";
 import { wallClockAt } from "./wall-clock.js";
 import { _rememberPaths, recordPaths } from "./issue-paths.js";
 import { RECORD_REFUSAL, type RefusalRecorder } from "./refusal.js";
-import { ATTEMPT_LISTENER, _inTurn, type ListenedOptions } from "./attempt-seam.js";
+import { ATTEMPT_LISTENER, _markAnswer, type AttemptListener, type ListenedOptions } from "./attempt-seam.js";
 import { safeHook, type CallRecord } from "./hooks.js";
 import type { ToolListing } from "./json-schema.js";
 
@@ -140,8 +140,8 @@ class Call implements Execution {
   get env(): ExecEnv {
     return this.listened ?? this.g;
   }
-  /** The gate's execution dependencies with the caller's attempt listener (src/attempt-seam.ts), when it gave one. */
-  listened: ExecEnv | undefined = undefined;
+  /** The gate's execution dependencies with the caller's attempt listeners (src/attempt-seam.ts), when it gave some. */
+  listened: ListenedEnv | undefined = undefined;
   attemptEnded(r: AttemptResult): void {
     const rt = this.rt;
     // The common case with the steps below collapsed, in their order: the first attempt answered
@@ -176,19 +176,28 @@ function capture(resolve: (r: ToolResult | PromiseLike<ToolResult>) => void): vo
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 const NO_META: Readonly<Record<string, unknown>> = Object.freeze({});
 
-/**
- * The gate's execution dependencies for a call whose caller listens to its attempts (a wrapper such
- * as `instrument`, src/attempt-seam.ts): `onAttempt`, then the listener, which is guarded as a hook is.
- */
-function listenedEnv(g: ResolvedGate, listener: (e: AttemptEvent) => void): ExecEnv {
-  const onAttempt = _inTurn(g.onAttempt, safeHook("onAttempt", listener, g.onHookError)!);
-  return { budget: g.budget, redact: g.redact, random: g.random, onAttempt };
+/** A call's execution dependencies when its caller listens to its attempts, and the call's token. */
+interface ListenedEnv extends ExecEnv {
+  /** This gate call, as its listeners hear it and as its envelope is marked (src/attempt-seam.ts). */
+  readonly token: object;
 }
 
-/** The caller's attempt listener, when its options carry one. */
+/**
+ * The caller's attempt listeners (src/attempt-seam.ts), when its options carry some: each hears
+ * every attempt after `onAttempt`, guarded as a hook is (one that throws stops none of the others).
+ */
 function listenTo(c: Call, opts: ListenedOptions): void {
-  const listener = opts[ATTEMPT_LISTENER];
-  if (listener !== undefined) c.listened = listenedEnv(c.g, listener);
+  const listeners = opts[ATTEMPT_LISTENER];
+  if (listeners === undefined) return;
+  const g = c.g;
+  const token = {};
+  const own = g.onAttempt;
+  const heard = listeners.map((l) => safeHook("onAttempt", (e: AttemptEvent) => l(e, token), g.onHookError)!);
+  const onAttempt = (e: AttemptEvent): void => {
+    own?.(e);
+    for (const h of heard) h(e);
+  };
+  c.listened = { budget: g.budget, redact: g.redact, random: g.random, onAttempt, token };
 }
 
 /** Resolve the tool and the call's identity; everything after this is the async pipeline. */
@@ -519,10 +528,9 @@ class BadOption {
  */
 function readOptions(o: unknown): ListenedOptions | BadOption {
   if (typeof o !== "object" || o === null) return new BadOption("", "invalid_type", "Call options must be an object");
-  let callId: unknown, idempotencyKey: unknown, principal: unknown, signal: unknown, principalId: unknown, listener: unknown;
+  let callId: unknown, idempotencyKey: unknown, principal: unknown, signal: unknown, principalId: unknown;
   try {
     ({ callId, idempotencyKey, principal, signal } = o as Record<string, unknown>);
-    listener = (o as ListenedOptions)[ATTEMPT_LISTENER];
     // The caller's object itself (a class instance keeps its getters and methods for `authorize`).
     if (typeof principal === "object" && principal !== null) principalId = (principal as { id?: unknown }).id;
   } catch {
@@ -543,8 +551,24 @@ function readOptions(o: unknown): ListenedOptions | BadOption {
   if (idempotencyKey !== undefined) out.idempotencyKey = idempotencyKey as string;
   if (principal !== undefined) out.principal = principal as Principal;
   if (signal !== undefined) out.signal = signal as AbortSignal;
-  if (typeof listener === "function") out[ATTEMPT_LISTENER] = listener as (e: AttemptEvent) => void; // anything else: not a listener, ignored
+  const listeners = attemptListeners(o);
+  if (listeners !== undefined) out[ATTEMPT_LISTENER] = listeners;
   return out;
+}
+
+/**
+ * The attempt listeners a wrapper passed (src/attempt-seam.ts): the functions of an array under
+ * that key. Anything else there, or a key that cannot be read (a strict Proxy), is no listener.
+ */
+function attemptListeners(o: object): AttemptListener[] | undefined {
+  try {
+    const l: unknown = (o as ListenedOptions)[ATTEMPT_LISTENER];
+    if (!Array.isArray(l)) return undefined;
+    const fns = (l as unknown[]).filter((f): f is AttemptListener => typeof f === "function");
+    return fns.length > 0 ? fns : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Standard Schema validation, sync when the schema is; a throwing validator is reported, not thrown. */
@@ -641,11 +665,11 @@ function finish(call: Call, done: Done, attempts: number): ToolResult {
     done.replayed === true
       ? { tool: call.name, version, callId: call.callId, attempts, durationMs, replayed: true }
       : { tool: call.name, version, callId: call.callId, attempts, durationMs };
-  if (done.ok && call.g.onCall === undefined) return { ok: true, data: done.data, meta };
+  if (done.ok && call.g.onCall === undefined && call.listened === undefined) return { ok: true, data: done.data, meta };
   return finishFull(call, done, meta, end);
 }
 
-/** {@link finish} for a failure, or with an `onCall` hook: the envelope, the paths it masks, the record. */
+/** {@link finish} for a failure, with an `onCall` hook or attempt listeners: the envelope, the paths it masks, the record, the mark. */
 function finishFull(call: Call, done: Done, meta: CallMeta, end: number): ToolResult {
   const { g, tool, name } = call;
   const result: ToolResult = done.ok ? { ok: true, data: done.data, meta } : { ok: false, ...done.failure, meta };
@@ -676,5 +700,6 @@ function finishFull(call: Call, done: Done, meta: CallMeta, end: number): ToolRe
     if (paths !== undefined) record.issuePaths = paths;
     g.onCall(record);
   }
+  if (call.listened !== undefined) _markAnswer(result, call.listened.token);
   return result;
 }

@@ -12,7 +12,8 @@ import type { BreakerState } from "../policy/breaker.js";
 import type { CallOptions, Gate } from "../gate.js";
 import type { ToolFailure, ToolResult } from "../result.js";
 import { RECORD_REFUSAL, _recordRefusal, type RefusalRecorder } from "../refusal.js";
-import { _withAttemptListener } from "../attempt-seam.js";
+import { _answerOf, _withAttemptListener } from "../attempt-seam.js";
+import { newCallId } from "../call-id.js";
 import { recordPaths } from "../issue-paths.js";
 import type { ToolListing } from "../json-schema.js";
 import { createRedactor, type RedactOptions, type Redactor } from "../redact.js";
@@ -75,13 +76,14 @@ interface Pending {
   /** The gate has a tool by this name. Otherwise the record shows a sanitized name, and nothing ran inside this call. */
   readonly known: boolean;
   callId: string | undefined;
+  /** Attempts heard through the hooks (matched by the call's async context). */
   readonly attempts: AttemptSummary[];
   /**
-   * The number of the last attempt kept. Attempts are numbered from 1 and reported once each, in
-   * order; an event that does not come after it is the same attempt heard twice (through the hooks
-   * spread into `createGate` and through the attempt seam).
+   * Attempts heard through the listener passed with the call (src/attempt-seam.ts), per gate call:
+   * the options may reach more than one (a fallback gate, a check), and only the one whose envelope
+   * comes back is this call's.
    */
-  lastAttempt: number;
+  heard: Map<object, AttemptSummary[]> | undefined;
   record: CallRecord | undefined;
 }
 
@@ -128,12 +130,29 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
   };
   const mine = (e: Pending | undefined, tool: string, callId: string): e is Pending =>
     e !== undefined && e.record === undefined && (e.name === tool || !e.known) && (e.callId === undefined || e.callId === callId);
+  /**
+   * Calls in flight through `instrument`, by tool and call id (the wrapper knows the id before the
+   * gate answers): a hook that fires outside the call's async context — an abort event, the shared
+   * deadline timer — still reaches its call, and never the one whose context it happens to run in.
+   */
+  const inflight = new Map<string, Pending>();
+  /** The observed call a hook's event of (tool, call id) belongs to, if any. */
+  const ownerOf = (tool: string, callId: string): Pending | undefined => {
+    const registered = inflight.get(`${tool}\u0000${callId}`);
+    if (registered !== undefined && registered.record === undefined) return registered;
+    const e = store.getStore();
+    return mine(e, tool, callId) ? e : undefined;
+  };
 
   const hooks: ObserverHooks = {
     onAttempt(ev) {
-      const e = store.getStore();
-      if (mine(e, ev.tool, ev.callId)) return keep(e, ev);
       const a = attemptSummary(ev, now());
+      const e = ownerOf(ev.tool, ev.callId);
+      if (e !== undefined) {
+        e.callId = ev.callId;
+        e.attempts.push(a);
+        return;
+      }
       const key = `${ev.tool}\u0000${ev.callId}`;
       const list = waiting.get(key);
       if (list !== undefined) {
@@ -144,8 +163,8 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
       waiting.set(key, [a]);
     },
     onCall(r) {
-      const e = store.getStore();
-      if (mine(e, r.tool, r.callId)) {
+      const e = ownerOf(r.tool, r.callId);
+      if (e !== undefined) {
         e.record = r;
         return;
       }
@@ -174,7 +193,7 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
     /** One observed call: `run` is the gate's call, or the recording of a refusal made in front of it. */
     const observe = async (name: string, args: unknown, run: (entry: Pending) => Promise<ToolResult>): Promise<ToolResult> => {
       const startTime = now();
-      const entry: Pending = { name, known: typeof name === "string" && gate.tool(name) !== undefined, callId: undefined, attempts: [], lastAttempt: 0, record: undefined };
+      const entry: Pending = { name, known: typeof name === "string" && gate.tool(name) !== undefined, callId: undefined, attempts: [], heard: undefined, record: undefined };
       let started: CallStart<H> | undefined;
       try {
         started = driver.start?.(safeToolName(name, ctx.stable), startTime);
@@ -197,7 +216,7 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
         // Both conditions imply a tool the gate has, so a lookup never runs for invented names.
         if (capture.arguments === true && args !== NO_ARGS && inputAccepted(record)) extras.arguments = captureArguments(args, listingOf(record.tool), redact, maxLength);
         if (capture.result === true && result.ok) extras.result = captureResult(result.data, listingOf(record.tool), redact, maxLength);
-        emit(summarize(record, entry.attempts, ctx, extras), started?.handle);
+        emit(summarize(record, attemptsOf(entry, result), ctx, extras), started?.handle);
       } catch (e) {
         report(e);
       }
@@ -206,7 +225,18 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
     // The call's attempts are heard with its options (src/attempt-seam.ts), so they are recorded even
     // when this observer's hooks were not spread into the gate (a module's ready gate; the proxy's).
     const call = (name: string, args: unknown, opts?: CallOptions): Promise<ToolResult> =>
-      observe(name, args, (entry) => gate.call(name, args, _withAttemptListener(opts, (ev) => keep(entry, ev))));
+      observe(name, args, async (entry) => {
+        const listened = _withAttemptListener(opts, (ev, gateCall) => hear(entry, ev, gateCall), newCallId);
+        const key = listened.callId === undefined || typeof name !== "string" ? undefined : `${name}\u0000${listened.callId}`;
+        if (key === undefined || inflight.has(key)) return gate.call(name, args, listened.options); // a reused id: matched by context only
+        entry.callId = listened.callId;
+        inflight.set(key, entry);
+        try {
+          return await gate.call(name, args, listened.options);
+        } finally {
+          inflight.delete(key);
+        }
+      });
     // A refusal made in front of the gate (src/refusal.ts) is a call too: one line or span, arguments never captured.
     const refuse: RefusalRecorder = (failure) => observe(failure.meta.tool, NO_ARGS, () => _recordRefusal(gate, failure)) as Promise<ToolFailure>;
     return { ...gate, call, [RECORD_REFUSAL]: refuse } as G;
@@ -244,15 +274,32 @@ function recordFromResult(gate: Gate, name: string, r: ToolResult, startedAt: nu
   };
 }
 
+/** An attempt heard through the listener passed with the call, filed under its gate call. */
+function hear(e: Pending, ev: AttemptEvent, gateCall: object): void {
+  e.heard ??= new Map();
+  let list = e.heard.get(gateCall);
+  if (list === undefined) {
+    if (e.heard.size >= MAX_GATE_CALLS) return;
+    e.heard.set(gateCall, (list = []));
+  }
+  if (list.length < MAX_HEARD) list.push(attemptSummary(ev, now()));
+}
+
+/** At most this many attempts are kept per gate call (the gate makes at most 5). */
+const MAX_HEARD = 16;
+/** Gate calls heard per observed call (a wrapper in between may make several with the options). */
+const MAX_GATE_CALLS = 64;
+
 /**
- * Keep an attempt of the call `e` observes, once: through the hooks spread into the gate and through
- * the listener passed with the call, the same attempt can be heard twice.
+ * The call's attempts: those of the gate call that answered `result` when it was heard through the
+ * listener (exact, even when the options reached other gate calls too); otherwise those the hooks
+ * matched by async context (a gate that does not read the listener, or an envelope no listened
+ * gate call made).
  */
-function keep(e: Pending, ev: AttemptEvent): void {
-  e.callId ??= ev.callId;
-  if (ev.attempt <= e.lastAttempt) return;
-  e.lastAttempt = ev.attempt;
-  e.attempts.push(attemptSummary(ev, now()));
+function attemptsOf(e: Pending, result: ToolResult): readonly AttemptSummary[] {
+  const gateCall = _answerOf(result);
+  if (gateCall === undefined) return e.attempts;
+  return e.heard?.get(gateCall) ?? [];
 }
 
 function thrownRecord(name: unknown, startedAt: number, end: number): CallRecord {

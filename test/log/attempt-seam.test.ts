@@ -4,7 +4,8 @@
  * a listener in its options (src/attempt-seam.ts). Each attempt is kept once, whatever else listens.
  */
 import { describe, expect, it } from "vitest";
-import { createGate, type Gate } from "../../src/index.js";
+import { z } from "zod";
+import { createGate, defineTool, type CallOptions, type Gate } from "../../src/index.js";
 import { createCallLog, type CallLogEvent, type LogEvent } from "../../src/log/index.js";
 import { createGateTelemetry, ATTR } from "../../src/otel/index.js";
 import { ATTEMPT_LISTENER, _withAttemptListener, _withoutAttemptListener } from "../../src/attempt-seam.js";
@@ -106,8 +107,135 @@ describe("instrument(gate) without the hooks spread", () => {
   });
 });
 
+describe("instrument(gate) over a gate in between (defaults, extra options, several gate calls)", () => {
+  const lineOf = (out: ReturnType<typeof collect>) => outcomes(out.calls.at(-1));
+
+  it("options the caller left out stay out: a wrapper's defaults are not overwritten", async () => {
+    const out = collect();
+    const log = createCallLog({ sink: out.sink });
+    const inner = createGate({ tools: [flakyRead({ failures: 0, calls: 0 })], authorize: (c) => c.principal?.id === "service" });
+    const withDefaults = { ...inner, call: (n: string, a: unknown, o?: CallOptions) => inner.call(n, a, { principal: { id: "service" }, ...o }) } as Gate;
+    const r = await log.instrument(withDefaults).call("flaky_read", { q: "a" }, { callId: "d1" });
+    expect(r).toMatchObject({ ok: true, meta: { callId: "d1" } });
+    expect(lineOf(out)).toEqual([[1, "success"]]);
+  });
+
+  it("options the gate does not know reach the gate in between", async () => {
+    const seen: unknown[] = [];
+    const inner = createGate({ tools: [flakyRead({ failures: 0, calls: 0 })] });
+    const tenantAware = { ...inner, call: (n: string, a: unknown, o?: CallOptions & { tenant?: string }) => (seen.push(o?.tenant), inner.call(n, a, o)) } as Gate;
+    await createCallLog({ sink: () => undefined }).instrument(tenantAware).call("flaky_read", { q: "a" }, { callId: "t1", tenant: "acme" } as CallOptions);
+    expect(seen).toEqual(["acme"]);
+  });
+
+  it("a fallback to a second gate: the line has the attempts of the gate call that answered, not the first one's", async () => {
+    const out = collect();
+    const log = createCallLog({ sink: out.sink });
+    const primary = createGate({ tools: [flakyRead({ failures: 99, calls: 0 })], random: () => 0 });
+    const secondary = createGate({ tools: [flakyRead({ failures: 0, calls: 0 })], random: () => 0 });
+    const fallback = { ...primary, call: async (n: string, a: unknown, o?: CallOptions) => { const r = await primary.call(n, a, o); return r.ok ? r : secondary.call(n, a, o); } } as Gate;
+    const r = await log.instrument(fallback).call("flaky_read", { q: "a" }, { callId: "fb" });
+    expect(r).toMatchObject({ ok: true, meta: { attempts: 1 } });
+    expect(lineOf(out)).toEqual([[1, "success"]]);
+  });
+
+  it("two gates called at once: only the answering one's attempts, never interleaved", async () => {
+    const out = collect();
+    const log = createCallLog({ sink: out.sink });
+    const g1 = createGate({ tools: [flakyRead({ failures: 1, calls: 0 })], random: () => 0 });
+    const g2 = createGate({ tools: [flakyRead({ failures: 2, calls: 0 })], random: () => 0 });
+    const hedge = { ...g1, call: (n: string, a: unknown, o?: CallOptions) => Promise.all([g1.call(n, a, o), g2.call(n, a, o)]).then(([x]) => x) } as Gate;
+    await log.instrument(hedge).call("flaky_read", { q: "a" }, { callId: "h" });
+    expect(lineOf(out)).toEqual([
+      [1, "transient"],
+      [2, "success"],
+    ]);
+  });
+
+  it("an envelope no listened gate call made (a wrapper's own) has the attempts the hooks matched: none here", async () => {
+    const out = collect();
+    const log = createCallLog({ sink: out.sink });
+    const inner = createGate({ tools: [flakyRead({ failures: 1, calls: 0 })], random: () => 0 });
+    const rebuilt = { ...inner, call: async (n: string, a: unknown, o?: CallOptions) => ({ ...(await inner.call(n, a, o)) }) } as Gate;
+    const r = await log.instrument(rebuilt).call("flaky_read", { q: "a" });
+    expect(r.ok && r.meta.attempts).toBe(2);
+    expect(lineOf(out)).toEqual([]);
+  });
+
+  it("options that cannot be read are refused as unreadable, read once", async () => {
+    const out = collect();
+    let reads = 0;
+    const flaky = {
+      get callId(): string {
+        if (reads++ === 0) throw new Error("not yet");
+        return "late";
+      },
+    };
+    const r = await createCallLog({ sink: out.sink }).instrument(createGate({ tools: [flakyRead({ failures: 0, calls: 0 })] })).call("flaky_read", { q: "a" }, flaky);
+    expect(r).toMatchObject({ ok: false, code: "FAILED", issues: [{ path: "", code: "unreadable" }] });
+    expect(reads).toBe(1);
+  });
+
+  it("a strict Proxy as options (throws on keys it does not hold) works, raw and instrumented", async () => {
+    const strict = (t: object) => new Proxy(t, { get: (o, k) => (k in o ? (o as Record<PropertyKey, unknown>)[k] : (() => { throw new Error(`no ${String(k)}`); })()) });
+    const all = { callId: "s", idempotencyKey: undefined, principal: undefined, signal: undefined };
+    const gate = createGate({ tools: [flakyRead({ failures: 1, calls: 0 })], random: () => 0 });
+    expect(await gate.call("flaky_read", { q: "a" }, strict({ ...all, callId: "s1" }) as CallOptions)).toMatchObject({ ok: true, meta: { callId: "s1" } });
+    const out = collect();
+    const r = await createCallLog({ sink: out.sink }).instrument(gate).call("flaky_read", { q: "a" }, strict({ ...all, callId: "s2" }) as CallOptions);
+    expect(r).toMatchObject({ ok: true, meta: { callId: "s2" } });
+  });
+});
+
+describe("hooks and instrument together: a hook that fires outside the call's async context", () => {
+  it("a call cancelled by its signal is one line, with its cancelled attempt", async () => {
+    const out = collect();
+    const log = createCallLog({ sink: out.sink });
+    const hang = defineTool({
+      name: "hang",
+      version: "1",
+      description: "Waits for its abort",
+      input: z.object({}),
+      output: z.object({}),
+      effect: "read",
+      retry: false,
+      execute: (_i, ctx) => new Promise((resolve) => ctx.signal.addEventListener("abort", () => setTimeout(resolve, 5, {}))),
+    });
+    const gate = log.instrument(createGate({ tools: [hang], ...log.hooks }));
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 20);
+    const r = await gate.call("hang", {}, { signal: ac.signal });
+    expect(r).toMatchObject({ ok: false, code: "FAILED" });
+    expect(out.calls.map(outcomes)).toEqual([[[1, "cancelled"]]]);
+  });
+
+  it("calls timed out by the shared deadline timer: each line has its own attempts", async () => {
+    const out = collect();
+    const log = createCallLog({ sink: out.sink });
+    const slow = defineTool({
+      name: "slow",
+      version: "1",
+      description: "Slower than its timeout",
+      input: z.object({ n: z.number() }),
+      output: z.object({}),
+      effect: "read",
+      timeoutMs: 20,
+      retry: { attempts: 2, baseMs: 1, capMs: 2 },
+      execute: () => new Promise<Record<string, never>>((resolve) => setTimeout(resolve, 60, {})),
+    });
+    const gate = log.instrument(createGate({ tools: [slow], random: () => 0, ...log.hooks }));
+    await Promise.all([gate.call("slow", { n: 1 }, { callId: "a" }), gate.call("slow", { n: 2 }, { callId: "b" })]);
+    expect(out.calls.map((c) => [c["gen_ai.tool.call.id"], outcomes(c)]).sort()).toEqual([
+      ["a", [[1, "timeout"], [2, "timeout"]]],
+      ["b", [[1, "timeout"], [2, "timeout"]]],
+    ]);
+  });
+});
+
 describe("the attempt listener of a call's options", () => {
-  const listen = (gate: Gate, opts: Parameters<typeof _withAttemptListener>[0], l: (e: AttemptEvent) => void) => gate.call("flaky_read", { q: "a" }, _withAttemptListener(opts, l));
+  const id = () => "generated";
+  const withListener = (opts: Parameters<typeof _withAttemptListener>[0], l: (e: AttemptEvent) => void) => _withAttemptListener(opts, l, id).options;
+  const listen = (gate: Gate, opts: Parameters<typeof _withAttemptListener>[0], l: (e: AttemptEvent) => void) => gate.call("flaky_read", { q: "a" }, withListener(opts, l));
 
   it("hears that call's attempts only, after the gate's own onAttempt", async () => {
     const order: string[] = [];
@@ -131,10 +259,25 @@ describe("the attempt listener of a call's options", () => {
     ]);
   });
 
+  it("one listener that throws stops none of the others", async () => {
+    const heard: number[] = [];
+    const gate = createGate({ tools: [flakyRead({ failures: 0, calls: 0 })], onHookError: () => undefined });
+    const opts = {
+      [ATTEMPT_LISTENER]: [
+        () => {
+          throw new Error("first broke");
+        },
+        (e: AttemptEvent) => void heard.push(e.attempt),
+      ],
+    };
+    expect(await gate.call("flaky_read", { q: "a" }, opts as CallOptions)).toMatchObject({ ok: true });
+    expect(heard).toEqual([1]);
+  });
+
   it("listeners of nested wrappers are all called, inner last; a value that is not a function is no listener", async () => {
     const order: string[] = [];
     const gate = createGate({ tools: [flakyRead({ failures: 0, calls: 0 })] });
-    const outer = _withAttemptListener({ callId: "n" }, (e) => void order.push(`outer ${e.attempt}`));
+    const outer = withListener({ callId: "n" }, (e) => void order.push(`outer ${e.attempt}`));
     await listen(gate, outer, (e) => void order.push(`inner ${e.attempt}`));
     expect(order).toEqual(["outer 1", "inner 1"]);
     const r = await gate.call("flaky_read", { q: "a" }, { [ATTEMPT_LISTENER]: "not a function" } as never);
@@ -149,7 +292,7 @@ describe("the attempt listener of a call's options", () => {
     expect(heard).toEqual([]);
     const plain = { callId: "x" };
     expect(_withoutAttemptListener(plain)).toBe(plain);
-    const stripped = _withoutAttemptListener(_withAttemptListener(plain, (e) => void heard.push(e))!);
+    const stripped = _withoutAttemptListener(withListener(plain, (e) => void heard.push(e))!);
     await gate.call("flaky_read", { q: "a" }, stripped);
     expect(heard).toEqual([]);
   });
