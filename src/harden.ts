@@ -123,6 +123,15 @@ interface Frame {
 }
 
 /**
+ * @internal Whether JSON text is the value `JSON.parse` makes of it: no key twice in one object
+ * (the parse keeps the last) and no deeper than `maxDepth`. The loop compares such text as its
+ * value; any other text only as text.
+ */
+export function _parsesAsWritten(text: string, maxDepth: number): boolean {
+  return scanText(text, maxDepth) === undefined;
+}
+
+/**
  * One pass over JSON text for what JSON.parse hides: duplicate keys and depth. The first duplicate
  * is answered only once the whole text was scanned for depth (too deep wins: it is never parsed).
  */

@@ -5,6 +5,7 @@
  * @module
  */
 import { createHash, randomUUID } from "node:crypto";
+import { _parsesAsWritten } from "../harden.js";
 
 const MAX_DEPTH = 200;
 /**
@@ -44,9 +45,14 @@ function stable(v: unknown, depth: number, budget: { visits: number }): string {
   return "{" + keys.map((k) => JSON.stringify(k) + ":" + stable(obj[k], depth + 1, budget)).join(",") + "}";
 }
 
-/** The arguments as a value: JSON text is parsed; text that is not JSON stays text. */
+/**
+ * The arguments as a value: JSON text is parsed; text that is not JSON stays text, and so does
+ * text with a key twice in one object (the gate refuses it as written, while `JSON.parse` keeps the
+ * last: its repair, the same object with the key once, must not count as the same call).
+ */
 export function argsValue(args: unknown): { readonly parsed: true; readonly value: unknown } | { readonly parsed: false; readonly text: string } {
   if (typeof args !== "string") return { parsed: true, value: args };
+  if (!_parsesAsWritten(args, MAX_DEPTH)) return { parsed: false, text: args };
   try {
     return { parsed: true, value: JSON.parse(args) as unknown };
   } catch {
@@ -70,6 +76,20 @@ export function canonicalJson(args: unknown): string | undefined {
   if (!a.parsed) return undefined;
   try {
     return stable(withoutMeta(a.value), 0, { visits: 0 });
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A value's stable text (sorted keys; a string is a string, never read as JSON text), or
+ * `undefined` when it is too deep or too large to compare: how the loop compares one field's value
+ * before and after a repair.
+ * @example canonicalValue({ b: 1, a: "42" }) === canonicalValue({ a: "42", b: 1 }) // true; and !== canonicalValue({ a: 42, b: 1 })
+ */
+export function canonicalValue(value: unknown): string | undefined {
+  try {
+    return stable(value, 0, { visits: 0 });
   } catch {
     return undefined;
   }

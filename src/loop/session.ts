@@ -8,7 +8,7 @@ import { TOOL_ERROR_CODES, type ToolFailure, type ToolResult } from "../result.j
 import { truncate } from "../redact.js";
 import { MAX_ISSUE_PATH } from "../issues.js";
 import { recordedIssuePaths } from "../issue-paths.js";
-import { argsValue, callKey, canonicalJson } from "./canonical.js";
+import { argsValue, callKey, canonicalJson, canonicalValue } from "./canonical.js";
 import {
   LOOP_MESSAGES,
   isTerminal,
@@ -86,6 +86,8 @@ interface PendingRepair {
   /** The same paths as records keep them (no payload keys: src/issue-paths.ts). */
   readonly recordedPaths: readonly string[];
   readonly args: unknown;
+  /** The tool version the failure named (the record of a refused unchanged repair names it too). */
+  readonly version: string;
   /** The model turn of the failure that asked for this repair. */
   readonly turn: number;
   /** The session's event count when that failure was observed (see `Session.#seq`). */
@@ -113,10 +115,11 @@ function isEnvelope(r: unknown): r is ToolResult {
   return o.ok === false && typeof o.code === "string" && (TOOL_ERROR_CODES as readonly string[]).includes(o.code) && typeof o.effect === "string";
 }
 
+/** Whether a field holds the same value before and after a repair (`"42"` is not `42`; too large to compare is not the same). */
 function same(a: unknown, b: unknown): boolean {
   if (a === ABSENT || b === ABSENT) return a === b;
-  const ca = canonicalJson(a);
-  return ca !== undefined && ca === canonicalJson(b);
+  const ca = canonicalValue(a);
+  return ca !== undefined && ca === canonicalValue(b);
 }
 
 /**
@@ -177,7 +180,7 @@ export function _createSession(o: ResolvedLoopOptions): LoopSession {
   return new Session(o);
 }
 
-type FailureFacts = Pick<ToolFailure, "code" | "effect" | "issues"> & { readonly meta?: ToolFailure["meta"] };
+type FailureFacts = Pick<ToolFailure, "code" | "effect" | "issues"> & { readonly meta?: Partial<ToolFailure["meta"]> };
 type At = { readonly tool: string; readonly callId: string };
 
 /** One run's state. A class so that starting a session allocates one object, not a set of closures. */
@@ -241,7 +244,12 @@ class Session implements LoopSession {
     if (this.o.requireFieldChange && repair !== undefined && !this.#sameTurn(repair, undefined) && repair.paths.length > 0 && !repair.paths.includes("")) {
       const now = argsValue(call.args);
       if (now.parsed && repair.paths.every((p) => !changedAt(repair.args, now.value, p))) {
-        const facts = { code: "INVALID_INPUT" as const, effect: "none" as const, issues: repair.paths.map((path) => ({ path, code: "unchanged", message: "" })) };
+        const facts = {
+          code: "INVALID_INPUT" as const,
+          effect: "none" as const,
+          issues: repair.paths.map((path) => ({ path, code: "unchanged", message: "" })),
+          meta: { version: repair.version, attempts: 0 },
+        };
         const ev = this.#record(call, callId, facts, "stop", "no_new_evidence", undefined, repair.recordedPaths);
         return this.#refuse(call, callId, "no_new_evidence", { code: "INVALID_INPUT", evidence: ev });
       }
@@ -327,6 +335,7 @@ class Session implements LoopSession {
       paths: (r.issues ?? []).filter((i) => i.code !== "unrecognized_key").map((i) => i.path),
       recordedPaths: recordedIssuePaths(r),
       args: v.parsed ? v.value : ABSENT,
+      version: r.meta.version,
       turn: this.#turns,
       observedAt: this.#seq,
       shared: sameTurn ? prev.shared + 1 : 0,

@@ -70,6 +70,36 @@ describe("loop policy: repair", () => {
     expect(service.calls.findOrders).toBe(0);
   });
 
+  it("a repair that changes a value's type is a change: 42 → \"42\" and \"true\" → true reach the gate", async () => {
+    const { service, exec } = setup();
+    const s = createLoopPolicy({ repairBudget: 2 }).start();
+    expect((await s.run({ tool: "get_order", args: { customerId: 42 } }, exec)).decision.action).toBe("repair");
+    expect((await s.run({ tool: "get_order", args: { customerId: "42" } }, exec)).decision).toMatchObject({ action: "continue", reason: "ok" });
+    expect((await s.run({ tool: "get_order", args: '{"customerId":"c_1","includeHistory":"true"}' }, exec)).decision.action).toBe("repair");
+    expect((await s.run({ tool: "get_order", args: '{"customerId":"c_1","includeHistory":true}' }, exec)).decision).toMatchObject({ action: "continue", reason: "ok" });
+    expect(service.calls.findOrders).toBe(2);
+  });
+
+  it("a string field left as it was is unchanged (its text is not read as JSON); the record names the tool's version", async () => {
+    const { service, exec } = setup();
+    const s = createLoopPolicy().start();
+    await s.run({ tool: "get_order", args: { customerId: "" } }, exec);
+    const step = await s.run({ tool: "get_order", args: { customerId: "", includeHistory: true } }, exec);
+    expect(step.decision).toMatchObject({ action: "stop", reason: "no_new_evidence", code: "INVALID_INPUT" });
+    expect(step.decision.action === "stop" && step.decision.evidence).toMatchObject({ tool: "get_order", version: "1.0.0", issuePaths: ["customerId"], attempts: 0 });
+    expect(service.calls.findOrders).toBe(0);
+  });
+
+  it("JSON text with a key twice is not the call without it: the repair reaches the gate", async () => {
+    const { exec } = setup();
+    const s = createLoopPolicy({ repairBudget: 2 }).start();
+    const dup = await s.run({ tool: "get_order", args: '{"customerId":"c_1","customerId":42}' }, exec);
+    expect(dup.decision.action === "repair" && dup.decision.issues.map((i) => i.code)).toEqual(["duplicate_key"]);
+    const fixed = await s.run({ tool: "get_order", args: '{"customerId":42}' }, exec);
+    expect(fixed.result).toMatchObject({ ok: false, code: "INVALID_INPUT", issues: [{ path: "customerId", code: "invalid_type" }] });
+    expect(fixed.decision).toMatchObject({ action: "repair", reason: "invalid_input" });
+  });
+
   it("admits the repair that removes an unknown key, a dotted one included (its value cannot show the change)", async () => {
     for (const input of [z.strictObject({ q: z.string() }), z.object({ q: z.string() })]) {
       const t = defineTool({ name: "s", version: "1", description: "d", effect: "read", input, output: z.object({}), execute: () => ({}) });
