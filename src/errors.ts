@@ -70,10 +70,12 @@ export function transient(message = "transient failure", options: TransientOptio
 }
 
 /**
- * The service refused the caller (permission, scope, expired credential). Never retried.
+ * The service refused the caller (permission, scope, expired credential). Never retried. The
+ * message is shown to the model (redacted, at most 200 characters); without one, the gate's own
+ * "The service denied the call", as for a 401 or 403 the default classifier reads.
  * @example if (res.status === 403) throw denied("missing scope orders:read");
  */
-export function denied(message = "denied"): ToolError {
+export function denied(message = "The service denied the call"): ToolError {
   return new ToolError("denied", message);
 }
 

@@ -22,8 +22,9 @@ const isNode = (v: unknown): v is Node => typeof v === "object" && v !== null &&
 /**
  * `path` (segments joined with `.`, as issues carry them) with every segment that `schema` does not
  * declare replaced by {@link PAYLOAD_SEGMENT}; a number is kept where the schema has an array.
- * Without a schema, every segment but numbers and the fixed names is masked.
- * @example declaredPath({ type: "object", properties: { scores: { type: "object", additionalProperties: { type: "number" } } } }, "scores.alice@example.com") // "scores.*"
+ * Without a schema, every segment but numbers and the fixed names is masked. A key with dots in it
+ * is several segments, each masked: `"scores.alice@example.com"` gives `"scores.*.*"`.
+ * @example declaredPath({ type: "object", properties: { scores: { type: "object", additionalProperties: { type: "number" } } } }, "scores.alice") // "scores.*"
  */
 export function declaredPath(schema: JsonSchema | undefined, path: string): string {
   if (path === "") return path;

@@ -16,7 +16,8 @@ import { _answerOf, _withAttemptListener } from "../attempt-seam.js";
 import { newCallId } from "../call-id.js";
 import { recordPaths } from "../issue-paths.js";
 import type { ToolListing } from "../json-schema.js";
-import { createRedactor, type RedactOptions, type Redactor } from "../redact.js";
+import { _checkRedactOptions, createRedactor, type RedactOptions, type Redactor } from "../redact.js";
+import { checkKnownKeys } from "../known-keys.js";
 import { ToolgateConfigError } from "../errors.js";
 import { attemptSummary, memoRedactor, safeToolName, summarize, type AttemptSummary, type CallSummary, type SummaryContext, type SummaryExtras } from "./_summary.js";
 import { captureArguments, captureResult, type CaptureOptions } from "./_capture.js";
@@ -104,6 +105,33 @@ function bad(message: string): never {
 
 function now(): number {
   return performance.timeOrigin + performance.now();
+}
+
+/** The options every recorder takes (see {@link ObserverOptions}). */
+const OBSERVER_KEYS = ["capture", "redact", "toolType", "onError"] as const;
+
+/**
+ * @internal Check a recorder's options before anything is built: an object, only known keys
+ * (`own`: the recorder's besides {@link OBSERVER_KEYS}; a misspelt one is named, with the key it
+ * likely meant), `capture` and `redact` as documented. Throws `E_TELEMETRY_OPTIONS`.
+ */
+export function _checkObserverOptions(o: unknown, own: readonly string[], who: string): void {
+  const fail = (m: string): never => {
+    throw new ToolgateConfigError("E_TELEMETRY_OPTIONS", `${who}: ${m}`);
+  };
+  if (typeof o !== "object" || o === null || Array.isArray(o)) fail("options must be an object");
+  const opts = o as Record<string, unknown>;
+  checkKnownKeys(opts, [...OBSERVER_KEYS, ...own], "", fail);
+  const capture = opts.capture;
+  if (capture !== undefined) {
+    if (typeof capture !== "object" || capture === null || Array.isArray(capture)) fail("capture must be an object");
+    checkKnownKeys(capture as object, ["arguments", "result", "maxLength"], "capture.", fail);
+    for (const k of ["arguments", "result"] as const) {
+      const v = (capture as Record<string, unknown>)[k];
+      if (v !== undefined && typeof v !== "boolean") fail(`capture.${k} must be a boolean`);
+    }
+  }
+  if (opts.redact !== undefined) _checkRedactOptions(opts.redact, fail);
 }
 
 /** Build the hooks and the wrapper around one driver. */

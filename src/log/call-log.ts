@@ -5,7 +5,7 @@
  */
 import type { BreakerState } from "../policy/breaker.js";
 import { ToolgateConfigError } from "../errors.js";
-import { _warnOnce, createObserver, type GateObserver, type ObserverOptions } from "./_observe.js";
+import { _checkObserverOptions, _warnOnce, createObserver, type GateObserver, type ObserverOptions } from "./_observe.js";
 import { ATTR, type AttrValue, type CallSummary } from "./_summary.js";
 
 /** One call, as logged. Keys are the span's attribute names, plus when, what and how long. */
@@ -75,6 +75,7 @@ export function _logEvent(s: CallSummary): CallLogEvent {
  * //  "gen_ai.operation.name":"execute_tool","gen_ai.tool.name":"get_order",…,"toolgate.code":"OK",…}
  */
 export function createCallLog(options: CallLogOptions = {}): GateObserver {
+  _checkObserverOptions(options, ["sink"], "createCallLog");
   const sink = options.sink ?? jsonLineSink(process.stdout);
   if (typeof sink !== "function") throw new ToolgateConfigError("E_TELEMETRY_OPTIONS", "createCallLog: sink must be a function");
   const report = options.onError ?? _warnOnce;

@@ -71,7 +71,7 @@ export interface LoopSession {
   /** Calls admitted or refused. */
   readonly calls: number;
   readonly steps: readonly LoopStep[];
-  /** One record per stop or escalation caused by a call. */
+  /** One record per stop or escalation a result caused, and per call refused as `no_new_evidence` (see docs/loop.md, Evidence). */
   readonly evidence: readonly LoopEvidence[];
 }
 

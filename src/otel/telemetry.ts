@@ -5,7 +5,7 @@
  * @module
  */
 import { context, metrics, SpanKind, SpanStatusCode, trace, type Attributes, type MeterProvider, type Span, type TracerProvider } from "@opentelemetry/api";
-import { createObserver, type GateObserver, type ObserverOptions } from "../log/_observe.js";
+import { _checkObserverOptions, createObserver, type GateObserver, type ObserverOptions } from "../log/_observe.js";
 import { ATTR, ATTEMPT_EVENT, OPERATION, type Attrs } from "../log/_summary.js";
 import { createGateMetrics } from "./metrics.js";
 import { ToolgateConfigError } from "../errors.js";
@@ -50,6 +50,10 @@ function toOtel(a: Attrs): Attributes {
  * const gate = otel.instrument(createGate({ tools, ...otel.hooks }));
  */
 export function createGateTelemetry(options: TelemetryOptions = {}): GateObserver {
+  _checkObserverOptions(options, ["tracerProvider", "meterProvider", "metrics"], "createGateTelemetry");
+  if (options.metrics !== undefined && typeof options.metrics !== "boolean") {
+    throw new ToolgateConfigError("E_TELEMETRY_OPTIONS", "createGateTelemetry: metrics must be a boolean");
+  }
   if (options.tracerProvider !== undefined && typeof options.tracerProvider.getTracer !== "function") {
     throw new ToolgateConfigError("E_TELEMETRY_OPTIONS", "createGateTelemetry: tracerProvider must be an OpenTelemetry TracerProvider");
   }

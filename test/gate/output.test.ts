@@ -189,3 +189,28 @@ describe("business check", () => {
     expect(r.ok ? null : [r.code, r.effect]).toEqual(["DENIED", "none"]);
   });
 });
+
+describe("the text a tool's error shows the model", () => {
+  it("denied(message) is shown; denied() shows the gate's own text, as a 403 does; transient's is never shown", async () => {
+    const make = (name: string, error: () => unknown) =>
+      defineTool({ name, version: "1", description: "d", input: z.object({}), output: z.object({}), effect: "read", retry: false, execute: () => Promise.reject(error()) });
+    const gate = createGate({
+      tools: [
+        make("said", () => denied("missing scope orders:read")),
+        make("silent", () => denied()),
+        make("status", () => Object.assign(new Error("forbidden: token=abc"), { status: 403 })),
+        make("busy", () => transient("upstream busy at 10.0.0.7")),
+      ],
+    });
+    const messages = await Promise.all(["said", "silent", "status", "busy"].map(async (n) => {
+      const r = await gate.call(n, {});
+      return r.ok ? "ok" : `${r.code}: ${r.message}`;
+    }));
+    expect(messages).toEqual([
+      "DENIED: missing scope orders:read",
+      "DENIED: The service denied the call",
+      "DENIED: The service denied the call",
+      "RETRYABLE: The tool failed transiently; try again later",
+    ]);
+  });
+});

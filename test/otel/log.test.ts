@@ -118,6 +118,29 @@ describe("createCallLog", () => {
     }
     expect(() => createGateTelemetry({ tracerProvider: {} as never })).toThrow(/tracerProvider/);
   });
+
+  it("names a misspelt or unknown option, in both recorders, instead of ignoring it", () => {
+    const cases: [() => unknown, RegExp][] = [
+      [() => createCallLog({ captur: { arguments: true } } as never), /createCallLog: unknown option captur \(did you mean capture\?\)/],
+      [() => createCallLog({ capture: { argument: true } } as never), /unknown option capture\.argument \(did you mean capture\.arguments\?\)/],
+      [() => createCallLog({ capture: { result: "yes" } } as never), /capture\.result must be a boolean/],
+      [() => createCallLog({ redact: { patern: [] } } as never), /patern/],
+      [() => createCallLog(42 as never), /options must be an object/],
+      [() => createGateTelemetry({ metrics: "no" } as never), /metrics must be a boolean/],
+      [() => createGateTelemetry({ tracer: {} } as never), /createGateTelemetry: unknown option tracer \(did you mean tracerProvider\?\)/],
+      [() => createGateTelemetry({ sink: () => undefined } as never), /unknown option sink/],
+    ];
+    for (const [make, message] of cases) {
+      let err: unknown;
+      try {
+        make();
+      } catch (e) {
+        err = e;
+      }
+      expect(isToolgateConfigError(err), String(message)).toBe(true);
+      expect(err).toMatchObject({ code: "E_TELEMETRY_OPTIONS", message: expect.stringMatching(message) });
+    }
+  });
 });
 
 describe("composeHooks", () => {
