@@ -159,15 +159,16 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
   const mine = (e: Pending | undefined, tool: string, callId: string): e is Pending =>
     e !== undefined && e.record === undefined && (e.name === tool || !e.known) && (e.callId === undefined || e.callId === callId);
   /**
-   * Calls in flight through `instrument`, by tool and call id (the wrapper knows the id before the
-   * gate answers): a hook that fires outside the call's async context — an abort event, the shared
-   * deadline timer — still reaches its call, and never the one whose context it happens to run in.
+   * Calls in flight through `instrument`, by tool and the call id the wrapper gave the gate (known
+   * before the gate answers): a hook that fires outside the call's async context — an abort event,
+   * the shared deadline timer — still reaches its call, and never the one whose context it happens
+   * to run in. An id that two calls in flight share names neither: they are matched by context.
    */
-  const inflight = new Map<string, Pending>();
+  const inflight = new Map<string, Pending[]>();
   /** The observed call a hook's event of (tool, call id) belongs to, if any. */
   const ownerOf = (tool: string, callId: string): Pending | undefined => {
     const registered = inflight.get(`${tool}\u0000${callId}`);
-    if (registered !== undefined && registered.record === undefined) return registered;
+    if (registered?.length === 1 && registered[0]!.record === undefined) return registered[0];
     const e = store.getStore();
     return mine(e, tool, callId) ? e : undefined;
   };
@@ -256,13 +257,18 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
       observe(name, args, async (entry) => {
         const listened = _withAttemptListener(opts, (ev, gateCall) => hear(entry, ev, gateCall), newCallId);
         const key = listened.callId === undefined || typeof name !== "string" ? undefined : `${name}\u0000${listened.callId}`;
-        if (key === undefined || inflight.has(key)) return gate.call(name, args, listened.options); // a reused id: matched by context only
-        entry.callId = listened.callId;
-        inflight.set(key, entry);
+        if (key === undefined) return gate.call(name, args, listened.options);
+        // The id is only a key here: the gate may answer under another (it refuses a bad one; a
+        // gate in between may rewrite it), and then the call is matched by context, as before.
+        const holders = inflight.get(key);
+        if (holders === undefined) inflight.set(key, [entry]);
+        else holders.push(entry);
         try {
           return await gate.call(name, args, listened.options);
         } finally {
-          inflight.delete(key);
+          const left = inflight.get(key)?.filter((e) => e !== entry) ?? [];
+          if (left.length === 0) inflight.delete(key);
+          else inflight.set(key, left);
         }
       });
     // A refusal made in front of the gate (src/refusal.ts) is a call too: one line or span, arguments never captured.

@@ -243,7 +243,8 @@ class Session implements LoopSession {
     // repair: the model has not seen the failure yet.
     if (this.o.requireFieldChange && repair !== undefined && !this.#sameTurn(repair, undefined) && repair.paths.length > 0 && !repair.paths.includes("")) {
       const now = argsValue(call.args);
-      if (now.parsed && repair.paths.every((p) => !changedAt(repair.args, now.value, p))) {
+      // Failing arguments that could not be read as a value (text with a key twice) leave nothing to compare.
+      if (now.parsed && repair.args !== ABSENT && repair.paths.every((p) => !changedAt(repair.args, now.value, p))) {
         const facts = {
           code: "INVALID_INPUT" as const,
           effect: "none" as const,

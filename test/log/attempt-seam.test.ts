@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createGate, defineTool, type CallOptions, type Gate } from "../../src/index.js";
+import { createGate, defineTool, reject, type CallOptions, type Gate } from "../../src/index.js";
 import { createCallLog, type CallLogEvent, type LogEvent } from "../../src/log/index.js";
 import { createGateTelemetry, ATTR } from "../../src/otel/index.js";
 import { ATTEMPT_LISTENER, _withAttemptListener, _withoutAttemptListener } from "../../src/attempt-seam.js";
@@ -207,6 +207,45 @@ describe("hooks and instrument together: a hook that fires outside the call's as
     const r = await gate.call("hang", {}, { signal: ac.signal });
     expect(r).toMatchObject({ ok: false, code: "FAILED" });
     expect(out.calls.map(outcomes)).toEqual([[[1, "cancelled"]]]);
+  });
+
+  it("two calls in flight with one call id (two MCP sessions' request 1): each line has its own record and attempts", async () => {
+    const out = collect();
+    const log = createCallLog({ sink: out.sink });
+    const work = defineTool({
+      name: "work",
+      version: "1",
+      description: "Waits, then answers or refuses",
+      input: z.object({ ms: z.number(), refuse: z.boolean() }),
+      output: z.object({}),
+      effect: "read",
+      retry: false,
+      execute: async ({ ms, refuse }) => {
+        await new Promise((r) => setTimeout(r, ms));
+        if (refuse) throw reject("no");
+        return {};
+      },
+    });
+    const gate = log.instrument(createGate({ tools: [work], ...log.hooks }));
+    const [a, b] = await Promise.all([gate.call("work", { ms: 60, refuse: false }, { callId: "same" }), gate.call("work", { ms: 10, refuse: true }, { callId: "same" })]);
+    expect([a.ok, b.ok]).toEqual([true, false]);
+    expect(out.calls.map((c) => [c["toolgate.code"], outcomes(c)]).sort()).toEqual([
+      ["OK", [[1, "success"]]],
+      ["REJECTED", [[1, "rejected"]]],
+    ]);
+  });
+
+  it("a call the gate answers under another id (a refused id, a gate in between that rewrites it) is one line", async () => {
+    const out = collect();
+    const log = createCallLog({ sink: out.sink });
+    const inner = createGate({ tools: [flakyRead({ failures: 0, calls: 0 })], ...log.hooks });
+    const prefixed = { ...inner, call: (n: string, a: unknown, o?: CallOptions) => inner.call(n, a, { ...o, callId: `acme:${o?.callId ?? "-"}` }) } as Gate;
+    await log.instrument(prefixed).call("flaky_read", { q: "a" }, { callId: "c1" });
+    await log.instrument(inner).call("flaky_read", { q: "a" }, { callId: "" });
+    expect(out.calls.map((c) => [c["gen_ai.tool.call.id"] === "acme:c1" || c["toolgate.code"] === "FAILED", c["toolgate.code"]])).toEqual([
+      [true, "OK"],
+      [true, "FAILED"],
+    ]);
   });
 
   it("calls timed out by the shared deadline timer: each line has its own attempts", async () => {

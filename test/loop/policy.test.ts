@@ -100,6 +100,16 @@ describe("loop policy: repair", () => {
     expect(fixed.decision).toMatchObject({ action: "repair", reason: "invalid_input" });
   });
 
+  it("after a key twice, the repair that drops that key altogether is admitted (there was no value to compare)", async () => {
+    const { service, exec } = setup();
+    const s = createLoopPolicy().start();
+    const dup = await s.run({ tool: "get_order", args: '{"customerId":"c_1","includeHistory":true,"includeHistory":false}' }, exec);
+    expect(dup.decision.action === "repair" && dup.decision.issues.map((i) => [i.path, i.code])).toEqual([["includeHistory", "duplicate_key"]]);
+    const fixed = await s.run({ tool: "get_order", args: '{"customerId":"c_1"}' }, exec);
+    expect(fixed.decision).toMatchObject({ action: "continue", reason: "ok" });
+    expect(service.calls.findOrders).toBe(1);
+  });
+
   it("admits the repair that removes an unknown key, a dotted one included (its value cannot show the change)", async () => {
     for (const input of [z.strictObject({ q: z.string() }), z.object({ q: z.string() })]) {
       const t = defineTool({ name: "s", version: "1", description: "d", effect: "read", input, output: z.object({}), execute: () => ({}) });
