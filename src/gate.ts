@@ -23,7 +23,7 @@ import { truncate } from "./redact.js";
 import { wallClockAt } from "./wall-clock.js";
 import { _rememberPaths, recordPaths } from "./issue-paths.js";
 import { RECORD_REFUSAL, type RefusalRecorder } from "./refusal.js";
-import { ATTEMPT_LISTENER, _markAnswer, type AttemptListener, type ListenedOptions } from "./attempt-seam.js";
+import { ATTEMPT_LISTENER, _markAnswer, _noteHeard, type AttemptListener, type ListenedOptions } from "./attempt-seam.js";
 import { safeHook, type CallRecord } from "./hooks.js";
 import type { ToolListing } from "./json-schema.js";
 
@@ -180,6 +180,8 @@ const NO_META: Readonly<Record<string, unknown>> = Object.freeze({});
 interface ListenedEnv extends ExecEnv {
   /** This gate call, as its listeners hear it and as its envelope is marked (src/attempt-seam.ts). */
   readonly token: object;
+  /** The caller's listeners: each event and the record are noted as heard by them. */
+  readonly listeners: readonly AttemptListener[];
 }
 
 /**
@@ -192,12 +194,20 @@ function listenTo(c: Call, opts: ListenedOptions): void {
   const g = c.g;
   const token = {};
   const own = g.onAttempt;
-  const heard = listeners.map((l) => safeHook("onAttempt", (e: AttemptEvent) => l(e, token), g.onHookError)!);
+  for (const l of listeners) {
+    try {
+      l.begin(token);
+    } catch (e) {
+      g.onHookError("onAttempt", e);
+    }
+  }
+  const heard = listeners.map((l) => safeHook("onAttempt", (e: AttemptEvent) => l.attempt(e, token), g.onHookError)!);
   const onAttempt = (e: AttemptEvent): void => {
+    _noteHeard(e, listeners);
     own?.(e);
     for (const h of heard) h(e);
   };
-  c.listened = { budget: g.budget, redact: g.redact, random: g.random, onAttempt, token };
+  c.listened = { budget: g.budget, redact: g.redact, random: g.random, onAttempt, token, listeners };
 }
 
 /** Resolve the tool and the call's identity; everything after this is the async pipeline. */
@@ -557,15 +567,19 @@ function readOptions(o: unknown): ListenedOptions | BadOption {
 }
 
 /**
- * The attempt listeners a wrapper passed (src/attempt-seam.ts): the functions of an array under
- * that key. Anything else there, or a key that cannot be read (a strict Proxy), is no listener.
+ * The attempt listeners a wrapper passed (src/attempt-seam.ts): the elements of an array under
+ * that key with `begin` and `attempt` methods. Anything else there, or a key that cannot be read
+ * (a strict Proxy), is no listener.
  */
 function attemptListeners(o: object): AttemptListener[] | undefined {
   try {
     const l: unknown = (o as ListenedOptions)[ATTEMPT_LISTENER];
     if (!Array.isArray(l)) return undefined;
-    const fns = (l as unknown[]).filter((f): f is AttemptListener => typeof f === "function");
-    return fns.length > 0 ? fns : undefined;
+    const ok = (l as unknown[]).filter((x): x is AttemptListener => {
+      const m = x as Partial<Record<keyof AttemptListener, unknown>> | null;
+      return typeof m === "object" && m !== null && typeof m.begin === "function" && typeof m.attempt === "function";
+    });
+    return ok.length > 0 ? ok : undefined;
   } catch {
     return undefined;
   }
@@ -682,9 +696,10 @@ function finishFull(call: Call, done: Done, meta: CallMeta, end: number): ToolRe
     paths = recordedPaths(g, name, done.failure);
     if (!samePaths(paths, done.failure.issues)) _rememberPaths(result, () => recordedPaths(g, name, done.failure));
   }
+  let record: CallRecord | undefined;
   if (g.onCall !== undefined) {
     const failure = done.ok ? undefined : done.failure;
-    const record: { -readonly [K in keyof CallRecord]: CallRecord[K] } = {
+    const r: { -readonly [K in keyof CallRecord]: CallRecord[K] } = {
       tool: name,
       version: meta.version,
       callId: meta.callId,
@@ -697,9 +712,11 @@ function finishFull(call: Call, done: Done, meta: CallMeta, end: number): ToolRe
       replayed: done.replayed === true,
       startedAt: Math.round(wallClockAt(call.t0, end)),
     };
-    if (paths !== undefined) record.issuePaths = paths;
-    g.onCall(record);
+    if (paths !== undefined) r.issuePaths = paths;
+    record = r;
+    if (call.listened !== undefined) _noteHeard(r, call.listened.listeners);
+    g.onCall(r);
   }
-  if (call.listened !== undefined) _markAnswer(result, call.listened.token);
+  if (call.listened !== undefined) _markAnswer(result, call.listened.token, record);
   return result;
 }

@@ -12,8 +12,7 @@ import type { BreakerState } from "../policy/breaker.js";
 import type { CallOptions, Gate } from "../gate.js";
 import type { ToolFailure, ToolResult } from "../result.js";
 import { RECORD_REFUSAL, _recordRefusal, type RefusalRecorder } from "../refusal.js";
-import { _answerOf, _withAttemptListener } from "../attempt-seam.js";
-import { newCallId } from "../call-id.js";
+import { _answerOf, _heardBy, _withAttemptListener, type AttemptListener } from "../attempt-seam.js";
 import { recordPaths } from "../issue-paths.js";
 import type { ToolListing } from "../json-schema.js";
 import { _checkRedactOptions, createRedactor, type RedactOptions, type Redactor } from "../redact.js";
@@ -77,7 +76,7 @@ interface Pending {
   /** The gate has a tool by this name. Otherwise the record shows a sanitized name, and nothing ran inside this call. */
   readonly known: boolean;
   callId: string | undefined;
-  /** Attempts heard through the hooks (matched by the call's async context). */
+  /** Attempts heard through the hooks, matched by the call's async context (a gate that does not hear the listener). */
   readonly attempts: AttemptSummary[];
   /**
    * Attempts heard through the listener passed with the call (src/attempt-seam.ts), per gate call:
@@ -85,6 +84,12 @@ interface Pending {
    * comes back is this call's.
    */
   heard: Map<object, AttemptSummary[]> | undefined;
+  /**
+   * A gate call began that hears this call's listener: the gate marks its envelope and notes what
+   * the listener hears, so the hooks leave this call to the listener, and an event or record they
+   * match by context alone is another call's (a tool calling the gate itself).
+   */
+  heardByGate: boolean;
   record: CallRecord | undefined;
 }
 
@@ -158,26 +163,21 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
   };
   const mine = (e: Pending | undefined, tool: string, callId: string): e is Pending =>
     e !== undefined && e.record === undefined && (e.name === tool || !e.known) && (e.callId === undefined || e.callId === callId);
+  /** The listeners this recorder's wrappers passed with their calls (src/attempt-seam.ts). */
+  const ownListeners = new WeakSet<AttemptListener>();
   /**
-   * Calls in flight through `instrument`, by tool and the call id the wrapper gave the gate (known
-   * before the gate answers): a hook that fires outside the call's async context — an abort event,
-   * the shared deadline timer — still reaches its call, and never the one whose context it happens
-   * to run in. An id that two calls in flight share names neither: they are matched by context.
+   * An event or record that one of this recorder's wrappers hears through its listener: that
+   * wrapper records it (exactly, from the envelope the gate marked), so the hooks must not record
+   * it again, whatever async context they fire in (an abort event, the shared deadline timer).
    */
-  const inflight = new Map<string, Pending[]>();
-  /** The observed call a hook's event of (tool, call id) belongs to, if any. */
-  const ownerOf = (tool: string, callId: string): Pending | undefined => {
-    const registered = inflight.get(`${tool}\u0000${callId}`);
-    if (registered?.length === 1 && registered[0]!.record === undefined) return registered[0];
-    const e = store.getStore();
-    return mine(e, tool, callId) ? e : undefined;
-  };
+  const heardHere = (item: object): boolean => _heardBy(item)?.some((l) => ownListeners.has(l)) === true;
 
   const hooks: ObserverHooks = {
     onAttempt(ev) {
+      if (heardHere(ev)) return;
       const a = attemptSummary(ev, now());
-      const e = ownerOf(ev.tool, ev.callId);
-      if (e !== undefined) {
+      const e = store.getStore();
+      if (mine(e, ev.tool, ev.callId) && !e.heardByGate) {
         e.callId = ev.callId;
         e.attempts.push(a);
         return;
@@ -192,8 +192,9 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
       waiting.set(key, [a]);
     },
     onCall(r) {
-      const e = ownerOf(r.tool, r.callId);
-      if (e !== undefined) {
+      if (heardHere(r)) return;
+      const e = store.getStore();
+      if (mine(e, r.tool, r.callId) && !e.heardByGate) {
         e.record = r;
         return;
       }
@@ -222,7 +223,7 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
     /** One observed call: `run` is the gate's call, or the recording of a refusal made in front of it. */
     const observe = async (name: string, args: unknown, run: (entry: Pending) => Promise<ToolResult>): Promise<ToolResult> => {
       const startTime = now();
-      const entry: Pending = { name, known: typeof name === "string" && gate.tool(name) !== undefined, callId: undefined, attempts: [], heard: undefined, record: undefined };
+      const entry: Pending = { name, known: typeof name === "string" && gate.tool(name) !== undefined, callId: undefined, attempts: [], heard: undefined, heardByGate: false, record: undefined };
       let started: CallStart<H> | undefined;
       try {
         started = driver.start?.(safeToolName(name, ctx.stable), startTime);
@@ -239,13 +240,17 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
         throw error;
       }
       try {
-        const record = entry.record ?? recordFromResult(gate, name, result, startTime, listingOf);
+        // A gate call with this wrapper's listener marked its envelope: its own record and attempts,
+        // exactly. Otherwise what the hooks matched by context, or what the envelope says.
+        const answer = _answerOf(result);
+        const record = (answer !== undefined ? answer.record : entry.record) ?? recordFromResult(gate, name, result, startTime, listingOf);
+        const attempts = answer !== undefined ? (entry.heard?.get(answer.call) ?? []) : unmarkedAttempts(entry);
         const extras: { -readonly [K in keyof SummaryExtras]: SummaryExtras[K] } = {};
         if (!result.ok && result.retryAfterMs !== undefined) extras.retryAfterMs = result.retryAfterMs;
         // Both conditions imply a tool the gate has, so a lookup never runs for invented names.
         if (capture.arguments === true && args !== NO_ARGS && inputAccepted(record)) extras.arguments = captureArguments(args, listingOf(record.tool), redact, maxLength);
         if (capture.result === true && result.ok) extras.result = captureResult(result.data, listingOf(record.tool), redact, maxLength);
-        emit(summarize(record, attemptsOf(entry, result), ctx, extras), started?.handle);
+        emit(summarize(record, attempts, ctx, extras), started?.handle);
       } catch (e) {
         report(e);
       }
@@ -254,22 +259,13 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
     // The call's attempts are heard with its options (src/attempt-seam.ts), so they are recorded even
     // when this observer's hooks were not spread into the gate (a module's ready gate; the proxy's).
     const call = (name: string, args: unknown, opts?: CallOptions): Promise<ToolResult> =>
-      observe(name, args, async (entry) => {
-        const listened = _withAttemptListener(opts, (ev, gateCall) => hear(entry, ev, gateCall), newCallId);
-        const key = listened.callId === undefined || typeof name !== "string" ? undefined : `${name}\u0000${listened.callId}`;
-        if (key === undefined) return gate.call(name, args, listened.options);
-        // The id is only a key here: the gate may answer under another (it refuses a bad one; a
-        // gate in between may rewrite it), and then the call is matched by context, as before.
-        const holders = inflight.get(key);
-        if (holders === undefined) inflight.set(key, [entry]);
-        else holders.push(entry);
-        try {
-          return await gate.call(name, args, listened.options);
-        } finally {
-          const left = inflight.get(key)?.filter((e) => e !== entry) ?? [];
-          if (left.length === 0) inflight.delete(key);
-          else inflight.set(key, left);
-        }
+      observe(name, args, (entry) => {
+        const listener: AttemptListener = {
+          begin: () => void (entry.heardByGate = true),
+          attempt: (ev, gateCall) => hear(entry, ev, gateCall),
+        };
+        ownListeners.add(listener);
+        return gate.call(name, args, _withAttemptListener(opts, listener));
       });
     // A refusal made in front of the gate (src/refusal.ts) is a call too: one line or span, arguments never captured.
     const refuse: RefusalRecorder = (failure) => observe(failure.meta.tool, NO_ARGS, () => _recordRefusal(gate, failure)) as Promise<ToolFailure>;
@@ -325,15 +321,12 @@ const MAX_HEARD = 16;
 const MAX_GATE_CALLS = 64;
 
 /**
- * The call's attempts: those of the gate call that answered `result` when it was heard through the
- * listener (exact, even when the options reached other gate calls too); otherwise those the hooks
- * matched by async context (a gate that does not read the listener, or an envelope no listened
- * gate call made).
+ * The attempts of a call whose envelope carries no mark (a gate in between handed back a copy):
+ * those the listener heard when it heard one gate call only, else those the hooks matched.
  */
-function attemptsOf(e: Pending, result: ToolResult): readonly AttemptSummary[] {
-  const gateCall = _answerOf(result);
-  if (gateCall === undefined) return e.attempts;
-  return e.heard?.get(gateCall) ?? [];
+function unmarkedAttempts(e: Pending): readonly AttemptSummary[] {
+  if (e.heard?.size === 1) return [...e.heard.values()][0]!;
+  return e.attempts;
 }
 
 function thrownRecord(name: unknown, startedAt: number, end: number): CallRecord {

@@ -5,7 +5,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createGate, defineTool, reject, type CallOptions, type Gate } from "../../src/index.js";
+import { createGate, defineTool, reject, transient, type CallOptions, type Gate } from "../../src/index.js";
+import { _recordRefusal } from "../../src/refusal.js";
+import type { ToolFailure } from "../../src/result.js";
 import { createCallLog, type CallLogEvent, type LogEvent } from "../../src/log/index.js";
 import { createGateTelemetry, ATTR } from "../../src/otel/index.js";
 import { ATTEMPT_LISTENER, _withAttemptListener, _withoutAttemptListener } from "../../src/attempt-seam.js";
@@ -152,13 +154,20 @@ describe("instrument(gate) over a gate in between (defaults, extra options, seve
     ]);
   });
 
-  it("an envelope no listened gate call made (a wrapper's own) has the attempts the hooks matched: none here", async () => {
+  it("an envelope a gate in between copied (no mark): the attempts of the one gate call the listener heard", async () => {
     const out = collect();
     const log = createCallLog({ sink: out.sink });
     const inner = createGate({ tools: [flakyRead({ failures: 1, calls: 0 })], random: () => 0 });
     const rebuilt = { ...inner, call: async (n: string, a: unknown, o?: CallOptions) => ({ ...(await inner.call(n, a, o)) }) } as Gate;
     const r = await log.instrument(rebuilt).call("flaky_read", { q: "a" });
     expect(r.ok && r.meta.attempts).toBe(2);
+    expect(lineOf(out)).toEqual([
+      [1, "transient"],
+      [2, "success"],
+    ]);
+    // Two gate calls heard and neither marked as the answer: no attempts rather than the wrong ones.
+    const twice = { ...inner, call: async (n: string, a: unknown, o?: CallOptions) => { await inner.call(n, a, o); return { ...(await inner.call(n, a, o)) }; } } as Gate;
+    await log.instrument(twice).call("flaky_read", { q: "b" });
     expect(lineOf(out)).toEqual([]);
   });
 
@@ -248,6 +257,111 @@ describe("hooks and instrument together: a hook that fires outside the call's as
     ]);
   });
 
+  it("a call with the same tool and id made around the wrapper, or refused in front of the gate, while one is in flight: two lines, each its own", async () => {
+    const work = defineTool({
+      name: "work",
+      version: "1",
+      description: "Waits, then answers or refuses",
+      input: z.object({ ms: z.number(), refuse: z.boolean() }),
+      output: z.object({}),
+      effect: "read",
+      retry: false,
+      execute: async ({ ms, refuse }) => {
+        await new Promise((r) => setTimeout(r, ms));
+        if (refuse) throw reject("no");
+        return {};
+      },
+    });
+    for (const mode of ["around", "refusal"] as const) {
+      const out = collect();
+      const log = createCallLog({ sink: out.sink });
+      const base = createGate({ tools: [work], ...log.hooks });
+      const gate = log.instrument(base);
+      const inflight = gate.call("work", { ms: 40, refuse: false }, { callId: "7" });
+      await new Promise((r) => setTimeout(r, 5));
+      if (mode === "around") await base.call("work", { ms: 1, refuse: true }, { callId: "7" });
+      else {
+        const f: ToolFailure = { ok: false, code: "INVALID_INPUT", message: "reserved _meta", retryable: false, effect: "none", meta: { tool: "work", version: "1", callId: "7", attempts: 0, durationMs: 0 } };
+        await _recordRefusal(gate, f);
+      }
+      await inflight;
+      expect(out.calls.map((c) => [c["toolgate.code"], outcomes(c)]).sort(), mode).toEqual(
+        mode === "around"
+          ? [
+              ["OK", [[1, "success"]]],
+              ["REJECTED", [[1, "rejected"]]],
+            ]
+          : [
+              ["INVALID_INPUT", []],
+              ["OK", [[1, "success"]]],
+            ],
+      );
+    }
+  });
+
+  it("a tool that calls the gate itself: its inner calls are lines of their own, the outer line is the outer call's", async () => {
+    const out = collect();
+    const log = createCallLog({ sink: out.sink });
+    let failOnce = 1;
+    const rec = defineTool({
+      name: "rec",
+      version: "1",
+      description: "Calls itself once, one level down",
+      input: z.object({ depth: z.number() }),
+      output: z.object({ d: z.number() }),
+      effect: "read",
+      retry: { attempts: 3, baseMs: 1, capMs: 2 },
+      execute: async ({ depth }) => {
+        if (depth > 0) {
+          await raw.call("rec", { depth: depth - 1 }, { callId: "inner" });
+          if (failOnce-- > 0) throw transient("once");
+        }
+        return { d: depth };
+      },
+    });
+    const raw: Gate = createGate({ tools: [rec], random: () => 0, ...log.hooks });
+    await log.instrument(raw).call("rec", { depth: 1 }, { callId: "outer" });
+    expect(out.calls.map((c) => [c["gen_ai.tool.call.id"], outcomes(c)])).toEqual([
+      ["inner", [[1, "success"]]],
+      ["inner", [[1, "success"]]],
+      ["outer", [[1, "transient"], [2, "success"]]],
+    ]);
+  });
+
+  it("a fallback with the hooks in both gates in between: one line, the answering call's record and attempts", async () => {
+    const out = collect();
+    const log = createCallLog({ sink: out.sink });
+    const primary = createGate({ tools: [flakyRead({ failures: 99, calls: 0 })], random: () => 0, ...log.hooks });
+    const secondary = createGate({ tools: [flakyRead({ failures: 0, calls: 0 })], random: () => 0, ...log.hooks });
+    const fallback = { ...primary, call: async (n: string, a: unknown, o?: CallOptions) => { const r = await primary.call(n, a, o); return r.ok ? r : secondary.call(n, a, o); } } as Gate;
+    await log.instrument(fallback).call("flaky_read", { q: "a" }, { callId: "fb" });
+    expect(out.calls.map((c) => [c["toolgate.code"], c["toolgate.attempts"], outcomes(c)])).toEqual([["OK", 1, [[1, "success"]]]]);
+  });
+
+  it("timeouts fired by the shared timer, through a gate in between that rewrites ids: one line per call", async () => {
+    const out = collect();
+    const log = createCallLog({ sink: out.sink });
+    const slow = defineTool({
+      name: "slow",
+      version: "1",
+      description: "Slower than its timeout",
+      input: z.object({ n: z.number() }),
+      output: z.object({}),
+      effect: "read",
+      timeoutMs: 20,
+      retry: false,
+      execute: () => new Promise<Record<string, never>>((resolve) => setTimeout(resolve, 60, {})),
+    });
+    const inner = createGate({ tools: [slow], ...log.hooks });
+    const prefixed = { ...inner, call: (n: string, a: unknown, o?: CallOptions) => inner.call(n, a, { ...o, callId: `acme:${o?.callId ?? "-"}` }) } as Gate;
+    const gate = log.instrument(prefixed);
+    await Promise.all([gate.call("slow", { n: 1 }, { callId: "a" }), gate.call("slow", { n: 2 }, { callId: "b" })]);
+    expect(out.calls.map((c) => [c["gen_ai.tool.call.id"], outcomes(c)]).sort()).toEqual([
+      ["acme:a", [[1, "timeout"]]],
+      ["acme:b", [[1, "timeout"]]],
+    ]);
+  });
+
   it("calls timed out by the shared deadline timer: each line has its own attempts", async () => {
     const out = collect();
     const log = createCallLog({ sink: out.sink });
@@ -272,8 +386,7 @@ describe("hooks and instrument together: a hook that fires outside the call's as
 });
 
 describe("the attempt listener of a call's options", () => {
-  const id = () => "generated";
-  const withListener = (opts: Parameters<typeof _withAttemptListener>[0], l: (e: AttemptEvent) => void) => _withAttemptListener(opts, l, id).options;
+  const withListener = (opts: Parameters<typeof _withAttemptListener>[0], l: (e: AttemptEvent) => void) => _withAttemptListener(opts, { begin: () => undefined, attempt: l });
   const listen = (gate: Gate, opts: Parameters<typeof _withAttemptListener>[0], l: (e: AttemptEvent) => void) => gate.call("flaky_read", { q: "a" }, withListener(opts, l));
 
   it("hears that call's attempts only, after the gate's own onAttempt", async () => {
@@ -303,10 +416,15 @@ describe("the attempt listener of a call's options", () => {
     const gate = createGate({ tools: [flakyRead({ failures: 0, calls: 0 })], onHookError: () => undefined });
     const opts = {
       [ATTEMPT_LISTENER]: [
-        () => {
-          throw new Error("first broke");
+        {
+          begin: () => {
+            throw new Error("first broke at the start");
+          },
+          attempt: () => {
+            throw new Error("first broke");
+          },
         },
-        (e: AttemptEvent) => void heard.push(e.attempt),
+        { begin: () => undefined, attempt: (e: AttemptEvent) => void heard.push(e.attempt) },
       ],
     };
     expect(await gate.call("flaky_read", { q: "a" }, opts as CallOptions)).toMatchObject({ ok: true });
