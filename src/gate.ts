@@ -400,6 +400,7 @@ function answered(call: Call, rt: ToolRuntime, done: Done, signal: AbortSignal |
 function replayedAs(call: Call, rt: ToolRuntime, done: Done, signal: AbortSignal | undefined): ToolResult | Promise<ToolResult> {
   const stored = done.replayed === true ? done.storedVersion : undefined;
   const c = stored !== undefined && stored !== rt.tool.version ? new Call(call.g, call.tool, call.name, call.callId, call.t0, stored) : call;
+  c.listened = call.listened; // the same gate call, as its listeners heard it begin
   if (done.ok && done.withheld === true) return finish(c, { ok: false, failure: _fail("FAILED", MSG.replayWithheld, false, "applied"), replayed: true }, 0);
   if (!done.ok || c === call) return finish(c, done, 0);
   return underTodaysContract(rt.tool.output, done.data, signal, rt.timeoutMs).then((data) => {

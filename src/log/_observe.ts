@@ -90,6 +90,12 @@ interface Pending {
    * match by context alone is another call's (a tool calling the gate itself).
    */
   heardByGate: boolean;
+  /**
+   * Records the hooks matched by context after the wrapper's gate call began: other calls made in
+   * this call's context (a tool calling the gate itself), or the answer of a gate in between that
+   * called a gate without the options. Decided when the call ends; at most {@link MAX_OTHERS}.
+   */
+  others: { readonly record: CallRecord; readonly attempts: AttemptSummary[] }[] | undefined;
   record: CallRecord | undefined;
 }
 
@@ -172,6 +178,14 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
    */
   const heardHere = (item: object): boolean => _heardBy(item)?.some((l) => ownListeners.has(l)) === true;
 
+  /** The attempts the hooks heard for `r`'s call outside any observed call, taken off the waiting list. */
+  const waitingFor = (r: CallRecord): AttemptSummary[] => {
+    const key = `${r.tool}\u0000${r.callId}`;
+    const attempts = waiting.get(key) ?? [];
+    waiting.delete(key);
+    return attempts;
+  };
+
   const hooks: ObserverHooks = {
     onAttempt(ev) {
       if (heardHere(ev)) return;
@@ -194,14 +208,17 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
     onCall(r) {
       if (heardHere(r)) return;
       const e = store.getStore();
-      if (mine(e, r.tool, r.callId) && !e.heardByGate) {
-        e.record = r;
-        return;
+      if (mine(e, r.tool, r.callId)) {
+        if (!e.heardByGate) {
+          e.record = r;
+          return;
+        }
+        if ((e.others ??= []).length < MAX_OTHERS) {
+          e.others.push({ record: r, attempts: waitingFor(r) });
+          return;
+        }
       }
-      const key = `${r.tool}\u0000${r.callId}`;
-      const attempts = waiting.get(key) ?? [];
-      waiting.delete(key);
-      emit(summarize(r, attempts, ctx), undefined);
+      emit(summarize(r, waitingFor(r), ctx), undefined);
     },
     onBreakerChange(ev) {
       try {
@@ -223,7 +240,7 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
     /** One observed call: `run` is the gate's call, or the recording of a refusal made in front of it. */
     const observe = async (name: string, args: unknown, run: (entry: Pending) => Promise<ToolResult>): Promise<ToolResult> => {
       const startTime = now();
-      const entry: Pending = { name, known: typeof name === "string" && gate.tool(name) !== undefined, callId: undefined, attempts: [], heard: undefined, heardByGate: false, record: undefined };
+      const entry: Pending = { name, known: typeof name === "string" && gate.tool(name) !== undefined, callId: undefined, attempts: [], heard: undefined, heardByGate: false, others: undefined, record: undefined };
       let started: CallStart<H> | undefined;
       try {
         started = driver.start?.(safeToolName(name, ctx.stable), startTime);
@@ -236,6 +253,7 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
         result = await (started === undefined ? scoped() : started.run(scoped));
       } catch (error) {
         // gate.call never throws; if a foreign gate does, the span still ends.
+        for (const o of entry.others ?? []) emit(summarize(o.record, o.attempts, ctx), undefined);
         emit(summarize(thrownRecord(name, startTime, now()), entry.attempts, ctx), started?.handle);
         throw error;
       }
@@ -243,8 +261,12 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
         // A gate call with this wrapper's listener marked its envelope: its own record and attempts,
         // exactly. Otherwise what the hooks matched by context, or what the envelope says.
         const answer = _answerOf(result);
-        const record = (answer !== undefined ? answer.record : entry.record) ?? recordFromResult(gate, name, result, startTime, listingOf);
-        const attempts = answer !== undefined ? (entry.heard?.get(answer.call) ?? []) : unmarkedAttempts(entry);
+        // Unmarked, the envelope may be another gate call's, made in this context without the
+        // options: then it is among the records the hooks set aside, with its own attempts.
+        const other = answer === undefined ? takeOther(entry, result) : undefined;
+        for (const o of entry.others ?? []) emit(summarize(o.record, o.attempts, ctx), undefined); // calls of their own
+        const record = (answer !== undefined ? answer.record : (other?.record ?? entry.record)) ?? recordFromResult(gate, name, result, startTime, listingOf);
+        const attempts = answer !== undefined ? (entry.heard?.get(answer.call) ?? []) : (other?.attempts ?? entry.attempts);
         const extras: { -readonly [K in keyof SummaryExtras]: SummaryExtras[K] } = {};
         if (!result.ok && result.retryAfterMs !== undefined) extras.retryAfterMs = result.retryAfterMs;
         // Both conditions imply a tool the gate has, so a lookup never runs for invented names.
@@ -320,13 +342,14 @@ const MAX_HEARD = 16;
 /** Gate calls heard per observed call (a wrapper in between may make several with the options). */
 const MAX_GATE_CALLS = 64;
 
-/**
- * The attempts of a call whose envelope carries no mark (a gate in between handed back a copy):
- * those the listener heard when it heard one gate call only, else those the hooks matched.
- */
-function unmarkedAttempts(e: Pending): readonly AttemptSummary[] {
-  if (e.heard?.size === 1) return [...e.heard.values()][0]!;
-  return e.attempts;
+/** Gate calls set aside per observed call (see `Pending.others`); past this, their lines are written at once. */
+const MAX_OTHERS = 64;
+
+/** The gate call set aside that answered `result` (same tool, id, attempts and duration), removed from the list. */
+function takeOther(e: Pending, result: ToolResult): NonNullable<Pending["others"]>[number] | undefined {
+  const m = result.meta;
+  const i = e.others?.findIndex(({ record: r }) => r.tool === m.tool && r.callId === m.callId && r.attempts === m.attempts && r.durationMs === m.durationMs) ?? -1;
+  return i < 0 ? undefined : e.others!.splice(i, 1)[0];
 }
 
 function thrownRecord(name: unknown, startedAt: number, end: number): CallRecord {

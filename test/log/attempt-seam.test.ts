@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { createGate, defineTool, reject, transient, type CallOptions, type Gate } from "../../src/index.js";
 import { _recordRefusal } from "../../src/refusal.js";
+import { memoryLedger } from "../../src/ledger/index.js";
 import type { ToolFailure } from "../../src/result.js";
 import { createCallLog, type CallLogEvent, type LogEvent } from "../../src/log/index.js";
 import { createGateTelemetry, ATTR } from "../../src/otel/index.js";
@@ -154,21 +155,36 @@ describe("instrument(gate) over a gate in between (defaults, extra options, seve
     ]);
   });
 
-  it("an envelope a gate in between copied (no mark): the attempts of the one gate call the listener heard", async () => {
+  it("an envelope a gate in between copied (no mark) is recorded from the copy, without attempt events rather than possibly wrong ones", async () => {
     const out = collect();
     const log = createCallLog({ sink: out.sink });
     const inner = createGate({ tools: [flakyRead({ failures: 1, calls: 0 })], random: () => 0 });
     const rebuilt = { ...inner, call: async (n: string, a: unknown, o?: CallOptions) => ({ ...(await inner.call(n, a, o)) }) } as Gate;
     const r = await log.instrument(rebuilt).call("flaky_read", { q: "a" });
     expect(r.ok && r.meta.attempts).toBe(2);
-    expect(lineOf(out)).toEqual([
-      [1, "transient"],
-      [2, "success"],
-    ]);
-    // Two gate calls heard and neither marked as the answer: no attempts rather than the wrong ones.
-    const twice = { ...inner, call: async (n: string, a: unknown, o?: CallOptions) => { await inner.call(n, a, o); return { ...(await inner.call(n, a, o)) }; } } as Gate;
-    await log.instrument(twice).call("flaky_read", { q: "b" });
-    expect(lineOf(out)).toEqual([]);
+    expect(out.calls.at(-1)).toMatchObject({ "toolgate.code": "OK", "toolgate.attempts": 2, attempts: [] });
+  });
+
+  it("a fallback that calls the second gate without the options: the line is the second call's, with its own attempts", async () => {
+    const out = collect();
+    const log = createCallLog({ sink: out.sink });
+    const primary = createGate({ tools: [flakyRead({ failures: 99, calls: 0 })], random: () => 0, retry: { attempts: 1 }, ...log.hooks });
+    const backup = createGate({ tools: [flakyRead({ failures: 0, calls: 0 })], random: () => 0, ...log.hooks });
+    const dropping = { ...primary, call: async (n: string, a: unknown, o?: CallOptions) => { const r = await primary.call(n, a, o); return r.ok ? r : backup.call(n, a, o?.signal === undefined ? undefined : { signal: o.signal }); } } as Gate;
+    const r = await log.instrument(dropping).call("flaky_read", { q: "a" }, { callId: "x" });
+    expect(r).toMatchObject({ ok: true, meta: { attempts: 1 } });
+    expect(out.calls.map((c) => [c["gen_ai.tool.call.id"] === r.meta.callId, c["toolgate.code"], outcomes(c)])).toEqual([[true, "OK", [[1, "success"]]]]);
+  });
+
+  it("a replay of an answer stored by another version, hooks and instrument: one line", async () => {
+    const out = collect();
+    const log = createCallLog({ sink: out.sink });
+    const ledger = memoryLedger();
+    const pay = (version: string) => defineTool({ name: "pay", version, description: "Pays", input: z.object({ n: z.number() }), output: z.object({ ok: z.boolean() }), effect: "write", execute: () => ({ ok: true }) });
+    await createGate({ tools: [pay("1")], ledger }).call("pay", { n: 1 }, { idempotencyKey: "k" });
+    const r = await log.instrument(createGate({ tools: [pay("2")], ledger, ...log.hooks })).call("pay", { n: 1 }, { idempotencyKey: "k", callId: "replay" });
+    expect(r).toMatchObject({ ok: true, meta: { replayed: true, version: "1" } });
+    expect(out.calls.map((c) => [c["gen_ai.tool.call.id"], c["toolgate.replayed"], c.attempts])).toEqual([["replay", true, []]]);
   });
 
   it("options that cannot be read are refused as unreadable, read once", async () => {
