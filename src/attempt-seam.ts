@@ -97,8 +97,14 @@ export interface Answer {
 
 /** Envelope → the gate call that answered it, for the calls that had listeners. */
 const answers = new WeakMap<object, Answer>();
-/** Attempt event or `onCall` record → the listeners of its gate call. */
-const heard = new WeakMap<object, readonly AttemptListener[]>();
+/** Who hears an attempt event or `onCall` record: its gate call's listeners, and that gate call. */
+export interface Heard {
+  readonly listeners: readonly AttemptListener[];
+  readonly call: object;
+}
+
+/** Attempt event or `onCall` record → who hears it. */
+const heard = new WeakMap<object, Heard>();
 
 /** @internal Mark `result` as the envelope of gate call `call` (the gate does, for calls with listeners). */
 export function _markAnswer(result: object, call: object, record: CallRecord | undefined): void {
@@ -110,12 +116,12 @@ export function _answerOf(result: object): Answer | undefined {
   return answers.get(result);
 }
 
-/** @internal Note that `listeners` hear `item` (an attempt event or a record the gate is about to hand its hooks). */
-export function _noteHeard(item: object, listeners: readonly AttemptListener[]): void {
-  heard.set(item, listeners);
+/** @internal Note that the `listeners` of gate call `call` hear `item` (an attempt event or a record the gate is about to hand its hooks). */
+export function _noteHeard(item: object, listeners: readonly AttemptListener[], call: object): void {
+  heard.set(item, { listeners, call });
 }
 
-/** @internal The listeners that hear `item`, when its gate call had some. */
-export function _heardBy(item: object): readonly AttemptListener[] | undefined {
+/** @internal Who hears `item`, when its gate call had listeners. */
+export function _heardBy(item: object): Heard | undefined {
   return heard.get(item);
 }

@@ -203,7 +203,7 @@ function listenTo(c: Call, opts: ListenedOptions): void {
   }
   const heard = listeners.map((l) => safeHook("onAttempt", (e: AttemptEvent) => l.attempt(e, token), g.onHookError)!);
   const onAttempt = (e: AttemptEvent): void => {
-    _noteHeard(e, listeners);
+    _noteHeard(e, listeners, token);
     own?.(e);
     for (const h of heard) h(e);
   };
@@ -715,7 +715,7 @@ function finishFull(call: Call, done: Done, meta: CallMeta, end: number): ToolRe
     };
     if (paths !== undefined) r.issuePaths = paths;
     record = r;
-    if (call.listened !== undefined) _noteHeard(r, call.listened.listeners);
+    if (call.listened !== undefined) _noteHeard(r, call.listened.listeners, call.listened.token);
     g.onCall(r);
   }
   if (call.listened !== undefined) _markAnswer(result, call.listened.token, record);

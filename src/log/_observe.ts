@@ -91,11 +91,13 @@ interface Pending {
    */
   heardByGate: boolean;
   /**
-   * Records the hooks matched by context after the wrapper's gate call began: other calls made in
-   * this call's context (a tool calling the gate itself), or the answer of a gate in between that
-   * called a gate without the options. Decided when the call ends; at most {@link MAX_OTHERS}.
+   * The hooks' records of gate calls that heard this call's listener, by gate call: the one that
+   * answered is the line; the others (a gate in between that retried, or answered on its own after
+   * a gate call) are lines of their own, written when the call ends.
    */
-  others: { readonly record: CallRecord; readonly attempts: AttemptSummary[] }[] | undefined;
+  heardRecords: Map<object, CallRecord> | undefined;
+  /** The wrapped call has answered: nothing is matched to it any more. */
+  ended: boolean;
   record: CallRecord | undefined;
 }
 
@@ -168,15 +170,28 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
     }
   };
   const mine = (e: Pending | undefined, tool: string, callId: string): e is Pending =>
-    e !== undefined && e.record === undefined && (e.name === tool || !e.known) && (e.callId === undefined || e.callId === callId);
-  /** The listeners this recorder's wrappers passed with their calls (src/attempt-seam.ts). */
-  const ownListeners = new WeakSet<AttemptListener>();
+    e !== undefined && !e.ended && e.record === undefined && (e.name === tool || !e.known) && (e.callId === undefined || e.callId === callId);
+  /** The listeners this recorder's wrappers passed with their calls (src/attempt-seam.ts), and their calls. */
+  const ownListeners = new WeakMap<AttemptListener, Pending>();
   /**
-   * An event or record that one of this recorder's wrappers hears through its listener: that
-   * wrapper records it (exactly, from the envelope the gate marked), so the hooks must not record
-   * it again, whatever async context they fire in (an abort event, the shared deadline timer).
+   * The wrapped call whose listener hears an event or record, and the gate call it belongs to: that
+   * wrapper records it (exactly, from what its listener heard), so the hooks must not record it
+   * again, whatever async context they fire in (an abort event, the shared deadline timer).
    */
-  const heardHere = (item: object): boolean => _heardBy(item)?.some((l) => ownListeners.has(l)) === true;
+  const heardHere = (item: object): { entry: Pending; call: object } | undefined => {
+    const h = _heardBy(item);
+    if (h === undefined) return undefined;
+    for (const l of h.listeners) {
+      const entry = ownListeners.get(l);
+      if (entry !== undefined) return { entry, call: h.call };
+    }
+    return undefined;
+  };
+
+  /** The records of gate calls the call's listener heard, except the answer's: lines of their own. */
+  const writeHeard = (e: Pending, answered: object | undefined): void => {
+    for (const [call, r] of e.heardRecords ?? []) if (call !== answered) emit(summarize(r, e.heard?.get(call) ?? [], ctx), undefined);
+  };
 
   /** The attempts the hooks heard for `r`'s call outside any observed call, taken off the waiting list. */
   const waitingFor = (r: CallRecord): AttemptSummary[] => {
@@ -206,17 +221,17 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
       waiting.set(key, [a]);
     },
     onCall(r) {
-      if (heardHere(r)) return;
+      const h = heardHere(r);
+      if (h !== undefined) {
+        // Kept for the wrapper; a gate call that ends after the wrapped call did is written now.
+        if (!h.entry.ended) (h.entry.heardRecords ??= new Map()).set(h.call, r);
+        else emit(summarize(r, h.entry.heard?.get(h.call) ?? [], ctx), undefined);
+        return;
+      }
       const e = store.getStore();
-      if (mine(e, r.tool, r.callId)) {
-        if (!e.heardByGate) {
-          e.record = r;
-          return;
-        }
-        if ((e.others ??= []).length < MAX_OTHERS) {
-          e.others.push({ record: r, attempts: waitingFor(r) });
-          return;
-        }
+      if (mine(e, r.tool, r.callId) && !e.heardByGate) {
+        e.record = r;
+        return;
       }
       emit(summarize(r, waitingFor(r), ctx), undefined);
     },
@@ -240,7 +255,7 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
     /** One observed call: `run` is the gate's call, or the recording of a refusal made in front of it. */
     const observe = async (name: string, args: unknown, run: (entry: Pending) => Promise<ToolResult>): Promise<ToolResult> => {
       const startTime = now();
-      const entry: Pending = { name, known: typeof name === "string" && gate.tool(name) !== undefined, callId: undefined, attempts: [], heard: undefined, heardByGate: false, others: undefined, record: undefined };
+      const entry: Pending = { name, known: typeof name === "string" && gate.tool(name) !== undefined, callId: undefined, attempts: [], heard: undefined, heardByGate: false, heardRecords: undefined, ended: false, record: undefined };
       let started: CallStart<H> | undefined;
       try {
         started = driver.start?.(safeToolName(name, ctx.stable), startTime);
@@ -253,20 +268,22 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
         result = await (started === undefined ? scoped() : started.run(scoped));
       } catch (error) {
         // gate.call never throws; if a foreign gate does, the span still ends.
-        for (const o of entry.others ?? []) emit(summarize(o.record, o.attempts, ctx), undefined);
+        entry.ended = true;
+        writeHeard(entry, undefined);
         emit(summarize(thrownRecord(name, startTime, now()), entry.attempts, ctx), started?.handle);
         throw error;
       }
       try {
         // A gate call with this wrapper's listener marked its envelope: its own record and attempts,
         // exactly. Otherwise what the hooks matched by context, or what the envelope says.
+        entry.ended = true;
         const answer = _answerOf(result);
-        // Unmarked, the envelope may be another gate call's, made in this context without the
-        // options: then it is among the records the hooks set aside, with its own attempts.
-        const other = answer === undefined ? takeOther(entry, result) : undefined;
-        for (const o of entry.others ?? []) emit(summarize(o.record, o.attempts, ctx), undefined); // calls of their own
-        const record = (answer !== undefined ? answer.record : (other?.record ?? entry.record)) ?? recordFromResult(gate, name, result, startTime, listingOf);
-        const attempts = answer !== undefined ? (entry.heard?.get(answer.call) ?? []) : (other?.attempts ?? entry.attempts);
+        writeHeard(entry, answer?.call);
+        // With a marked answer, a record the hooks matched by context is another gate call's (made
+        // before this one's began, e.g. a check by a gate in between): a line of its own.
+        if (answer !== undefined && entry.record !== undefined) emit(summarize(entry.record, entry.attempts, ctx), undefined);
+        const record = (answer !== undefined ? answer.record : entry.record) ?? recordFromResult(gate, name, result, startTime, listingOf);
+        const attempts = answer !== undefined ? (entry.heard?.get(answer.call) ?? []) : entry.attempts;
         const extras: { -readonly [K in keyof SummaryExtras]: SummaryExtras[K] } = {};
         if (!result.ok && result.retryAfterMs !== undefined) extras.retryAfterMs = result.retryAfterMs;
         // Both conditions imply a tool the gate has, so a lookup never runs for invented names.
@@ -286,7 +303,7 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
           begin: () => void (entry.heardByGate = true),
           attempt: (ev, gateCall) => hear(entry, ev, gateCall),
         };
-        ownListeners.add(listener);
+        ownListeners.set(listener, entry);
         return gate.call(name, args, _withAttemptListener(opts, listener));
       });
     // A refusal made in front of the gate (src/refusal.ts) is a call too: one line or span, arguments never captured.
@@ -341,16 +358,6 @@ function hear(e: Pending, ev: AttemptEvent, gateCall: object): void {
 const MAX_HEARD = 16;
 /** Gate calls heard per observed call (a wrapper in between may make several with the options). */
 const MAX_GATE_CALLS = 64;
-
-/** Gate calls set aside per observed call (see `Pending.others`); past this, their lines are written at once. */
-const MAX_OTHERS = 64;
-
-/** The gate call set aside that answered `result` (same tool, id, attempts and duration), removed from the list. */
-function takeOther(e: Pending, result: ToolResult): NonNullable<Pending["others"]>[number] | undefined {
-  const m = result.meta;
-  const i = e.others?.findIndex(({ record: r }) => r.tool === m.tool && r.callId === m.callId && r.attempts === m.attempts && r.durationMs === m.durationMs) ?? -1;
-  return i < 0 ? undefined : e.others!.splice(i, 1)[0];
-}
 
 function thrownRecord(name: unknown, startedAt: number, end: number): CallRecord {
   return {

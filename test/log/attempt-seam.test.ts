@@ -165,15 +165,19 @@ describe("instrument(gate) over a gate in between (defaults, extra options, seve
     expect(out.calls.at(-1)).toMatchObject({ "toolgate.code": "OK", "toolgate.attempts": 2, attempts: [] });
   });
 
-  it("a fallback that calls the second gate without the options: the line is the second call's, with its own attempts", async () => {
+  it("a fallback that calls the second gate without the options: each gate call has its line with its own attempts; the wrapper's line of that unmarked answer has none (a known duplicate)", async () => {
     const out = collect();
     const log = createCallLog({ sink: out.sink });
-    const primary = createGate({ tools: [flakyRead({ failures: 99, calls: 0 })], random: () => 0, retry: { attempts: 1 }, ...log.hooks });
+    const primary = createGate({ tools: [flakyRead({ failures: 99, calls: 0 })], random: () => 0, ...log.hooks });
     const backup = createGate({ tools: [flakyRead({ failures: 0, calls: 0 })], random: () => 0, ...log.hooks });
     const dropping = { ...primary, call: async (n: string, a: unknown, o?: CallOptions) => { const r = await primary.call(n, a, o); return r.ok ? r : backup.call(n, a, o?.signal === undefined ? undefined : { signal: o.signal }); } } as Gate;
     const r = await log.instrument(dropping).call("flaky_read", { q: "a" }, { callId: "x" });
     expect(r).toMatchObject({ ok: true, meta: { attempts: 1 } });
-    expect(out.calls.map((c) => [c["gen_ai.tool.call.id"] === r.meta.callId, c["toolgate.code"], outcomes(c)])).toEqual([[true, "OK", [[1, "success"]]]]);
+    expect(out.calls.map((c) => [c["gen_ai.tool.call.id"] === r.meta.callId ? "backup" : c["gen_ai.tool.call.id"], c["toolgate.code"], outcomes(c)])).toEqual([
+      ["backup", "OK", [[1, "success"]]],
+      ["x", "RETRYABLE", [[1, "transient"], [2, "transient"], [3, "transient"]]],
+      ["backup", "OK", []],
+    ]);
   });
 
   it("a replay of an answer stored by another version, hooks and instrument: one line", async () => {
@@ -344,14 +348,17 @@ describe("hooks and instrument together: a hook that fires outside the call's as
     ]);
   });
 
-  it("a fallback with the hooks in both gates in between: one line, the answering call's record and attempts", async () => {
+  it("a fallback with the hooks in both gates in between: the answering call is the line, the first gate call a line of its own", async () => {
     const out = collect();
     const log = createCallLog({ sink: out.sink });
     const primary = createGate({ tools: [flakyRead({ failures: 99, calls: 0 })], random: () => 0, ...log.hooks });
     const secondary = createGate({ tools: [flakyRead({ failures: 0, calls: 0 })], random: () => 0, ...log.hooks });
     const fallback = { ...primary, call: async (n: string, a: unknown, o?: CallOptions) => { const r = await primary.call(n, a, o); return r.ok ? r : secondary.call(n, a, o); } } as Gate;
     await log.instrument(fallback).call("flaky_read", { q: "a" }, { callId: "fb" });
-    expect(out.calls.map((c) => [c["toolgate.code"], c["toolgate.attempts"], outcomes(c)])).toEqual([["OK", 1, [[1, "success"]]]]);
+    expect(out.calls.map((c) => [c["toolgate.code"], c["toolgate.attempts"], outcomes(c)])).toEqual([
+      ["RETRYABLE", 3, [[1, "transient"], [2, "transient"], [3, "transient"]]],
+      ["OK", 1, [[1, "success"]]],
+    ]);
   });
 
   it("timeouts fired by the shared timer, through a gate in between that rewrites ids: one line per call", async () => {
@@ -375,6 +382,57 @@ describe("hooks and instrument together: a hook that fires outside the call's as
     expect(out.calls.map((c) => [c["gen_ai.tool.call.id"], outcomes(c)]).sort()).toEqual([
       ["acme:a", [[1, "timeout"]]],
       ["acme:b", [[1, "timeout"]]],
+    ]);
+  });
+
+  it("a gate call that outlives the wrapped call (started, not awaited, by its tool) still has its line", async () => {
+    const out = collect();
+    const log = createCallLog({ sink: out.sink });
+    let inner: Promise<unknown> | undefined;
+    const spawn = defineTool({
+      name: "spawn",
+      version: "1",
+      description: "Starts a call of itself and answers at once",
+      input: z.object({ depth: z.number() }),
+      output: z.object({}),
+      effect: "read",
+      execute: ({ depth }) => {
+        if (depth > 0) inner = raw.call("spawn", { depth: depth - 1 }, { callId: "late" }).then(() => new Promise((r) => setTimeout(r, 10)));
+        return depth > 0 ? {} : new Promise<Record<string, never>>((r) => setTimeout(r, 20, {}));
+      },
+    });
+    const raw: Gate = createGate({ tools: [spawn], ...log.hooks });
+    await log.instrument(raw).call("spawn", { depth: 1 }, { callId: "outer" });
+    await inner;
+    expect(out.calls.map((c) => [c["gen_ai.tool.call.id"], outcomes(c)]).sort()).toEqual([
+      ["late", [[1, "success"]]],
+      ["outer", [[1, "success"]]],
+    ]);
+  });
+
+  it("a call around the wrapper that times out after a wrapped call armed the deadline timer still has its line", async () => {
+    const out = collect();
+    const log = createCallLog({ sink: out.sink });
+    const t = defineTool({
+      name: "t",
+      version: "1",
+      description: "Hangs when asked",
+      input: z.object({ m: z.string() }),
+      output: z.object({}),
+      effect: "read",
+      timeoutMs: 30,
+      retry: false,
+      execute: async ({ m }) => {
+        if (m === "hang") await new Promise((r) => setTimeout(r, 80));
+        return {};
+      },
+    });
+    const raw = createGate({ tools: [t], ...log.hooks });
+    await log.instrument(raw).call("t", { m: "quick" }, { callId: "wrapped" }); // arms the 30 ms queue's timer in its context
+    await raw.call("t", { m: "hang" }, { callId: "around" });
+    expect(out.calls.map((c) => [c["gen_ai.tool.call.id"], c["toolgate.code"], outcomes(c)])).toEqual([
+      ["wrapped", "OK", [[1, "success"]]],
+      ["around", "RETRYABLE", [[1, "timeout"]]],
     ]);
   });
 
