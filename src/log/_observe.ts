@@ -80,8 +80,8 @@ interface Pending {
   readonly attempts: AttemptSummary[];
   /**
    * Attempts heard through the listener passed with the call (src/attempt-seam.ts), per gate call:
-   * the options may reach more than one (a fallback gate, a check), and only the one whose envelope
-   * comes back is this call's.
+   * the options may reach more than one (a fallback gate), and the one whose envelope comes back is
+   * the call's line; the others go with their records (`heardRecords`) on lines of their own.
    */
   heard: Map<object, AttemptSummary[]> | undefined;
   /**
