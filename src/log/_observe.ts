@@ -112,10 +112,6 @@ export function _warnOnce(error: unknown): void {
   process.emitWarning(`toolgate: a telemetry recorder failed (${why}); the call's result is unaffected`, { code: "TOOLGATE_TELEMETRY" });
 }
 
-function bad(message: string): never {
-  throw new ToolgateConfigError("E_TELEMETRY_OPTIONS", `telemetry: ${message}`);
-}
-
 function now(): number {
   return performance.timeOrigin + performance.now();
 }
@@ -143,22 +139,21 @@ export function _checkObserverOptions(o: unknown, own: readonly string[], who: s
       const v = (capture as Record<string, unknown>)[k];
       if (v !== undefined && typeof v !== "boolean") fail(`capture.${k} must be a boolean`);
     }
+    const maxLength = (capture as Record<string, unknown>).maxLength;
+    if (maxLength !== undefined && (!Number.isInteger(maxLength) || (maxLength as number) < 16)) fail("capture.maxLength must be an integer ≥ 16 (characters)");
   }
   if (opts.redact !== undefined) _checkRedactOptions(opts.redact, fail);
+  if (opts.toolType !== undefined && (typeof opts.toolType !== "string" || opts.toolType.length === 0)) fail("toolType must be a non-empty string");
+  if (opts.onError !== undefined && typeof opts.onError !== "function") fail("onError must be a function");
 }
 
-/** Build the hooks and the wrapper around one driver. */
+/** Build the hooks and the wrapper around one driver, from options {@link _checkObserverOptions} has checked. */
 export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOptions = {}): GateObserver {
   const redact: Redactor = createRedactor(options.redact);
-  const toolType = options.toolType ?? "function";
-  if (typeof toolType !== "string" || toolType.length === 0) bad("toolType must be a non-empty string");
-  const ctx: SummaryContext = { redact, stable: memoRedactor(redact), toolType };
+  const ctx: SummaryContext = { redact, stable: memoRedactor(redact), toolType: options.toolType ?? "function" };
   const report = options.onError ?? _warnOnce;
-  if (typeof report !== "function") bad("onError must be a function");
   const capture = options.capture ?? {};
-  if (typeof capture !== "object" || capture === null) bad("capture must be an object");
   const maxLength = capture.maxLength ?? 4_096;
-  if (!Number.isInteger(maxLength) || maxLength < 16) bad("capture.maxLength must be an integer ≥ 16 (characters)");
   const store = new AsyncLocalStorage<Pending>();
   const waiting = new Map<string, AttemptSummary[]>();
 

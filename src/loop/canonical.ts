@@ -73,12 +73,7 @@ function withoutMeta(v: unknown): unknown {
  */
 export function canonicalJson(args: unknown): string | undefined {
   const a = argsValue(args);
-  if (!a.parsed) return undefined;
-  try {
-    return stable(withoutMeta(a.value), 0, { visits: 0 });
-  } catch {
-    return undefined;
-  }
+  return a.parsed ? canonicalValue(withoutMeta(a.value)) : undefined;
 }
 
 /**

@@ -23,6 +23,36 @@ function collect() {
 
 const outcomes = (e: CallLogEvent | undefined) => e?.attempts.map((a) => [a[ATTR.attemptNumber], a[ATTR.attemptOutcome]]);
 
+/** Waits `ms`, then answers, or refuses with `reject` (REJECTED). */
+const work = defineTool({
+  name: "work",
+  version: "1",
+  description: "Waits, then answers or refuses",
+  input: z.object({ ms: z.number(), refuse: z.boolean() }),
+  output: z.object({}),
+  effect: "read",
+  retry: false,
+  execute: async ({ ms, refuse }) => {
+    await new Promise((r) => setTimeout(r, ms));
+    if (refuse) throw reject("no");
+    return {};
+  },
+});
+
+/** A tool that answers after 60 ms, past its 20 ms timeout. */
+const slowTool = (retry: false | { attempts: number; baseMs: number; capMs: number }) =>
+  defineTool({
+    name: "slow",
+    version: "1",
+    description: "Slower than its timeout",
+    input: z.object({ n: z.number() }),
+    output: z.object({}),
+    effect: "read",
+    timeoutMs: 20,
+    retry,
+    execute: () => new Promise<Record<string, never>>((resolve) => setTimeout(resolve, 60, {})),
+  });
+
 describe("instrument(gate) without the hooks spread", () => {
   it("a call log line carries each attempt of the call (a transient failure, then success)", async () => {
     const out = collect();
@@ -241,20 +271,6 @@ describe("hooks and instrument together: a hook that fires outside the call's as
   it("two calls in flight with one call id (two MCP sessions' request 1): each line has its own record and attempts", async () => {
     const out = collect();
     const log = createCallLog({ sink: out.sink });
-    const work = defineTool({
-      name: "work",
-      version: "1",
-      description: "Waits, then answers or refuses",
-      input: z.object({ ms: z.number(), refuse: z.boolean() }),
-      output: z.object({}),
-      effect: "read",
-      retry: false,
-      execute: async ({ ms, refuse }) => {
-        await new Promise((r) => setTimeout(r, ms));
-        if (refuse) throw reject("no");
-        return {};
-      },
-    });
     const gate = log.instrument(createGate({ tools: [work], ...log.hooks }));
     const [a, b] = await Promise.all([gate.call("work", { ms: 60, refuse: false }, { callId: "same" }), gate.call("work", { ms: 10, refuse: true }, { callId: "same" })]);
     expect([a.ok, b.ok]).toEqual([true, false]);
@@ -278,20 +294,6 @@ describe("hooks and instrument together: a hook that fires outside the call's as
   });
 
   it("a call with the same tool and id made around the wrapper, or refused in front of the gate, while one is in flight: two lines, each its own", async () => {
-    const work = defineTool({
-      name: "work",
-      version: "1",
-      description: "Waits, then answers or refuses",
-      input: z.object({ ms: z.number(), refuse: z.boolean() }),
-      output: z.object({}),
-      effect: "read",
-      retry: false,
-      execute: async ({ ms, refuse }) => {
-        await new Promise((r) => setTimeout(r, ms));
-        if (refuse) throw reject("no");
-        return {};
-      },
-    });
     for (const mode of ["around", "refusal"] as const) {
       const out = collect();
       const log = createCallLog({ sink: out.sink });
@@ -364,17 +366,7 @@ describe("hooks and instrument together: a hook that fires outside the call's as
   it("timeouts fired by the shared timer, through a gate in between that rewrites ids: one line per call", async () => {
     const out = collect();
     const log = createCallLog({ sink: out.sink });
-    const slow = defineTool({
-      name: "slow",
-      version: "1",
-      description: "Slower than its timeout",
-      input: z.object({ n: z.number() }),
-      output: z.object({}),
-      effect: "read",
-      timeoutMs: 20,
-      retry: false,
-      execute: () => new Promise<Record<string, never>>((resolve) => setTimeout(resolve, 60, {})),
-    });
+    const slow = slowTool(false);
     const inner = createGate({ tools: [slow], ...log.hooks });
     const prefixed = { ...inner, call: (n: string, a: unknown, o?: CallOptions) => inner.call(n, a, { ...o, callId: `acme:${o?.callId ?? "-"}` }) } as Gate;
     const gate = log.instrument(prefixed);
@@ -439,17 +431,7 @@ describe("hooks and instrument together: a hook that fires outside the call's as
   it("calls timed out by the shared deadline timer: each line has its own attempts", async () => {
     const out = collect();
     const log = createCallLog({ sink: out.sink });
-    const slow = defineTool({
-      name: "slow",
-      version: "1",
-      description: "Slower than its timeout",
-      input: z.object({ n: z.number() }),
-      output: z.object({}),
-      effect: "read",
-      timeoutMs: 20,
-      retry: { attempts: 2, baseMs: 1, capMs: 2 },
-      execute: () => new Promise<Record<string, never>>((resolve) => setTimeout(resolve, 60, {})),
-    });
+    const slow = slowTool({ attempts: 2, baseMs: 1, capMs: 2 });
     const gate = log.instrument(createGate({ tools: [slow], random: () => 0, ...log.hooks }));
     await Promise.all([gate.call("slow", { n: 1 }, { callId: "a" }), gate.call("slow", { n: 2 }, { callId: "b" })]);
     expect(out.calls.map((c) => [c["gen_ai.tool.call.id"], outcomes(c)]).sort()).toEqual([
