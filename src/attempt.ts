@@ -8,6 +8,7 @@ import type { EffectRef } from "./result.js";
 import { scheduleDeadline, type DeadlineHandle, type DeadlineTarget } from "./policy/deadline.js";
 import { isPromiseLike } from "./standard.js";
 import { unwatch, watch } from "./policy/caller-signal.js";
+import { outsideCalls } from "./policy/shared-context.js";
 
 /** What one attempt produced. */
 export type AttemptResult =
@@ -57,7 +58,7 @@ export class AttemptTimeoutError extends Error {
 let waiting: AttemptRun[] = [];
 
 function listenSoon(r: AttemptRun): void {
-  if (waiting.length === 0) queueMicrotask(flushListeners);
+  if (waiting.length === 0) outsideCalls(() => queueMicrotask(flushListeners)); // serves every call queued: none's context
   waiting.push(r);
 }
 

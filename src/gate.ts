@@ -3,6 +3,7 @@
  * composes them, in the order the README's pipeline describes.
  * @module
  */
+import { AsyncResource } from "node:async_hooks";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { newCallId } from "./call-id.js";
 import { _fail, type CallMeta, type Failure, type ToolFailure, type ToolResult } from "./result.js";
@@ -149,6 +150,10 @@ class Call implements Execution {
     // accepts the value (verify), and no ledger claim to settle (settled). Anything else, or a
     // value the compiled check leaves to the schema, takes those steps.
     if (r.kind !== "value" || this.g.onAttempt !== undefined || this.listened !== undefined || rt.fastOutput === undefined || rt.tool.check !== undefined || this.claim.ticket !== undefined) {
+      // A timeout or a cancel arrives from work shared between calls (the deadline timer, a
+      // signal's listener): a listened call goes on (its retry, its hooks) in its own context.
+      const context = this.listened?.context;
+      if (context !== undefined && (r.kind === "timeout" || r.kind === "cancelled")) return context.runInAsyncScope(firstAttemptEnded, undefined, this, r);
       return firstAttemptEnded(this, r);
     }
     try {
@@ -182,6 +187,12 @@ interface ListenedEnv extends ExecEnv {
   readonly token: object;
   /** The caller's listeners: each event and the record are noted as heard by them. */
   readonly listeners: readonly AttemptListener[];
+  /**
+   * The async context the call began in, which the wrapper made its own (an OpenTelemetry span):
+   * where the call goes on after a timeout or a cancel (./policy/shared-context.ts), so a retry's
+   * spans are children of the call's span, not of whichever call armed the deadline timer.
+   */
+  readonly context: AsyncResource;
 }
 
 /**
@@ -207,7 +218,8 @@ function listenTo(c: Call, opts: ListenedOptions): void {
     own?.(e);
     for (const h of heard) h(e);
   };
-  c.listened = { budget: g.budget, redact: g.redact, random: g.random, onAttempt, token, listeners };
+  const context = new AsyncResource("toolgate.call", { requireManualDestroy: true });
+  c.listened = { budget: g.budget, redact: g.redact, random: g.random, onAttempt, token, listeners, context };
 }
 
 /** Resolve the tool and the call's identity; everything after this is the async pipeline. */

@@ -9,6 +9,7 @@
  * @module
  */
 import { unwatch, watch, type SignalWatcher } from "./caller-signal.js";
+import { outsideCalls } from "./shared-context.js";
 
 /** What a deadline calls when it passes. */
 export interface DeadlineTarget {
@@ -97,8 +98,9 @@ class DeadlineQueue {
   }
 
   private arm(delay: number): void {
-    // A deadline further away than setTimeout can wait re-arms when that much has passed.
-    this.timer = setTimeout(() => this.onTimer(), Math.min(MAX_TIMER_MS, Math.max(1, delay))) as unknown as Timer;
+    // A deadline further away than setTimeout can wait re-arms when that much has passed. The
+    // timer serves every call in the queue: it runs in none of their contexts (./shared-context.ts).
+    this.timer = outsideCalls(() => setTimeout(() => this.onTimer(), Math.min(MAX_TIMER_MS, Math.max(1, delay)))) as unknown as Timer;
     this.timer.unref?.();
   }
 
