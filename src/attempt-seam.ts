@@ -82,6 +82,20 @@ export function _withAttemptListener(opts: CallOptions | undefined, listener: At
 }
 
 /**
+ * @internal The attempt listeners `opts` already carries (a wrapper further out passed them), or
+ * none; a key that cannot be read is none.
+ */
+export function _listenersIn(opts: CallOptions | undefined): readonly unknown[] {
+  if (typeof opts !== "object" || opts === null) return [];
+  try {
+    const l: unknown = (opts as ListenedOptions)[ATTEMPT_LISTENER];
+    return Array.isArray(l) ? (l as unknown[]) : [];
+  } catch {
+    return [];
+  }
+}
+
+/**
  * @internal Options without attempt listeners: for a wrapper that makes a call of its own with its
  * caller's options (the proxy's argument check), whose attempts are not the caller's.
  */

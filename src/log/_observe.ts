@@ -12,7 +12,7 @@ import type { BreakerState } from "../policy/breaker.js";
 import type { CallOptions, Gate } from "../gate.js";
 import type { ToolFailure, ToolResult } from "../result.js";
 import { RECORD_REFUSAL, _recordRefusal, type RefusalRecorder } from "../refusal.js";
-import { _answerOf, _heardBy, _withAttemptListener, type AttemptListener } from "../attempt-seam.js";
+import { _answerOf, _heardBy, _listenersIn, _withAttemptListener, type AttemptListener } from "../attempt-seam.js";
 import { recordPaths } from "../issue-paths.js";
 import type { ToolListing } from "../json-schema.js";
 import { _checkRedactOptions, createRedactor, type RedactOptions, type Redactor } from "../redact.js";
@@ -168,6 +168,8 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
     e !== undefined && !e.ended && e.record === undefined && (e.name === tool || !e.known) && (e.callId === undefined || e.callId === callId);
   /** The listeners this recorder's wrappers passed with their calls (src/attempt-seam.ts), and their calls. */
   const ownListeners = new WeakMap<AttemptListener, Pending>();
+  /** True while one of this recorder's wrappers hands a refusal to the wrappers inside it. */
+  let refusing = false;
   /**
    * The wrapped call whose listener hears an event or record, and the gate call it belongs to: that
    * wrapper records it (exactly, from what its listener heard), so the hooks must not record it
@@ -292,8 +294,11 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
     };
     // The call's attempts are heard with its options (src/attempt-seam.ts), so they are recorded even
     // when this observer's hooks were not spread into the gate (a module's ready gate; the proxy's).
-    const call = (name: string, args: unknown, opts?: CallOptions): Promise<ToolResult> =>
-      observe(name, args, (entry) => {
+    const call = (name: string, args: unknown, opts?: CallOptions): Promise<ToolResult> => {
+      // This recorder again, inside one of its own wrappers (directly or through others): the
+      // outer wrapper records the call, so this one passes it on unrecorded (one line, one span).
+      if (_listenersIn(opts).some((l) => ownListeners.has(l as AttemptListener))) return gate.call(name, args, opts);
+      return observe(name, args, (entry) => {
         const listener: AttemptListener = {
           begin: () => void (entry.heardByGate = true),
           attempt: (ev, gateCall) => hear(entry, ev, gateCall),
@@ -301,8 +306,19 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
         ownListeners.set(listener, entry);
         return gate.call(name, args, _withAttemptListener(opts, listener));
       });
-    // A refusal made in front of the gate (src/refusal.ts) is a call too: one line or span, arguments never captured.
-    const refuse: RefusalRecorder = (failure) => observe(failure.meta.tool, NO_ARGS, () => _recordRefusal(gate, failure)) as Promise<ToolFailure>;
+    };
+    // A refusal made in front of the gate (src/refusal.ts) is a call too: one line or span, arguments
+    // never captured. Passed on synchronously through the wrappers inside: one of this recorder's
+    // own there passes it on unrecorded, as `call` does.
+    const refuse: RefusalRecorder = (failure) => {
+      if (refusing) return _recordRefusal(gate, failure);
+      refusing = true;
+      try {
+        return observe(failure.meta.tool, NO_ARGS, () => _recordRefusal(gate, failure)) as Promise<ToolFailure>;
+      } finally {
+        refusing = false;
+      }
+    };
     return { ...gate, call, [RECORD_REFUSAL]: refuse } as G;
   };
 

@@ -95,6 +95,32 @@ describe("instrument(gate) without the hooks spread", () => {
     ]);
   });
 
+  it("the same recorder nested in its own wrapper (directly or through others) records each call and refusal once", async () => {
+    const out = collect();
+    const log = createCallLog({ sink: out.sink });
+    const t = memoryTracing();
+    const otel = createGateTelemetry({ tracerProvider: t.provider, metrics: false });
+    const base = createGate({ tools: [flakyRead({ failures: 1, calls: 0 })], random: () => 0, ...log.hooks, ...otel.hooks });
+    const gate = log.instrument(otel.instrument(log.instrument(otel.instrument(base))));
+    const r = await gate.call("flaky_read", { q: "a" });
+    expect(r.ok && r.meta.attempts).toBe(2);
+    expect(out.calls.map(outcomes)).toEqual([
+      [
+        [1, "transient"],
+        [2, "success"],
+      ],
+    ]);
+    expect(t.spans()).toHaveLength(1);
+    const f: ToolFailure = { ok: false, code: "INVALID_INPUT", message: "reserved _meta", retryable: false, effect: "none", meta: { tool: "flaky_read", version: "2.1.0", callId: "r1", attempts: 0, durationMs: 0 } };
+    const answered = await _recordRefusal(gate, f);
+    expect(answered).toMatchObject({ ok: false, code: "INVALID_INPUT" });
+    expect(out.calls.map((c) => c["toolgate.code"])).toEqual(["OK", "INVALID_INPUT"]);
+    expect(t.spans()).toHaveLength(2);
+    // Siblings are separate wrappers: each records its own calls.
+    await log.instrument(base).call("flaky_read", { q: "b" });
+    expect(out.calls).toHaveLength(3);
+  });
+
   it("two observers of one ready gate each hear every attempt once", async () => {
     const a = collect();
     const b = collect();
