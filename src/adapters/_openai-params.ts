@@ -6,6 +6,7 @@
 import type { JsonSchema } from "../standard.js";
 import type { ToolListing } from "../json-schema.js";
 import { fromOpenAIStrictArgs, toOpenAIStrict } from "../contract/openai-strict.js";
+import { ToolgateConfigError } from "../errors.js";
 
 /** The parameters to send and how to read arguments made against them. */
 export interface OpenAIParameters {
@@ -52,4 +53,15 @@ function compute(listing: ToolListing, strict: boolean): OpenAIParameters {
     mapArgs: (a) => fromOpenAIStrictArgs(a, listing.inputSchema),
     problems: s.problems,
   };
+}
+
+/**
+ * OpenAI takes only an object schema as a function's `parameters`: a tool whose input is declared
+ * another type (a string, an array) is refused when the tools are built, as `anthropicTools` does,
+ * rather than sent for the API to reject. Throws ToolgateConfigError `E_ADAPTER_SCHEMA`.
+ */
+export function _requireObjectRoot(name: string, parameters: JsonSchema, where: string): void {
+  const type = parameters.type;
+  if (type === undefined || type === "object") return;
+  throw new ToolgateConfigError("E_ADAPTER_SCHEMA", `${where}: tool ${JSON.stringify(name)} has an input that is not an object; OpenAI function parameters cannot describe it`);
 }

@@ -10,6 +10,7 @@ import type { ToolResult } from "../result.js";
 import type { LoopDecision } from "../loop/decision.js";
 import type { LoopSession } from "../loop/session.js";
 import { refusalView, toModelView, type ModelView } from "./model-view.js";
+import { CallOptionsError } from "./call-options-error.js";
 
 /** Options every framework adapter takes. */
 export interface AdapterOptions {
@@ -17,7 +18,11 @@ export interface AdapterOptions {
   readonly session?: LoopSession;
   /** Only these tools, by name. Default: every tool of the gate. */
   readonly tools?: readonly string[];
-  /** Extra per-call options for the gate (principal, idempotency key). Default: none. */
+  /**
+   * Extra per-call options for the gate (principal, idempotency key). Default: none. When it
+   * throws, the call does not run and the adapter throws a {@link CallOptionsError} (fixed message,
+   * the error as its `cause`); a session attached stops.
+   */
   callOptions?(call: { readonly tool: string; readonly callId: string }): Omit<CallOptions, "callId" | "signal">;
 }
 
@@ -31,7 +36,7 @@ export interface GatedCall {
   readonly view: ModelView;
 }
 
-/** Run one call through the (optional) loop and the gate. Throws only what `callOptions` throws. */
+/** Run one call through the (optional) loop and the gate. Throws only a {@link CallOptionsError}. */
 export async function _callThroughGate(
   gate: Gate,
   tool: string,
@@ -47,7 +52,13 @@ export async function _callThroughGate(
     if (!adm.ok) return { decision: adm.decision, view: refusalView(adm.decision) };
     id = adm.call.callId;
   }
-  const extra = options.callOptions?.({ tool, callId: id }) ?? {};
+  let extra: Omit<CallOptions, "callId" | "signal">;
+  try {
+    extra = options.callOptions?.({ tool, callId: id }) ?? {};
+  } catch (e) {
+    session?.observe({ tool, args, callId: id }, e); // not an envelope: the session stops
+    throw new CallOptionsError(tool, e);
+  }
   // An empty id (a framework that gave none) lets the gate generate one.
   const result = await gate.call(tool, args, { ...extra, ...(id.length > 0 ? { callId: id } : {}), ...(signal !== undefined ? { signal } : {}) });
   if (id.length === 0) id = result.meta.callId;

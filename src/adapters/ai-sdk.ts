@@ -44,6 +44,15 @@ function passThrough(schema: JsonSchema): PassThrough {
   };
 }
 
+/**
+ * The SDK hands `execute` the arguments it parsed. A string among them is a value, not the model's
+ * text: `gate.call` would parse it as JSON a second time (a model that sent the string
+ * `"{\"id\":1}"` for an object tool would pass), so it goes as the JSON text of that string.
+ */
+function asValue(args: unknown): unknown {
+  return typeof args === "string" ? JSON.stringify(args) : args;
+}
+
 function toModelOutput({ output }: { output: ModelView }): { type: "json" | "error-json"; value: JSONValue } {
   return { type: isErrorView(output) ? "error-json" : "json", value: output as unknown as JSONValue };
 }
@@ -79,7 +88,7 @@ export function aiSdkTools(gate: Gate, options: AiSdkToolOptions = {}): ToolSet 
       inputSchema: passThrough(schema),
       ...(strict ? { strict: true } : {}),
       execute: async (input: unknown, opts: ToolExecutionOptions): Promise<ModelView> =>
-        (await _callThroughGate(gate, name, mapArgs(input), opts.toolCallId, opts.abortSignal, options)).view,
+        (await _callThroughGate(gate, name, asValue(mapArgs(input)), opts.toolCallId, opts.abortSignal, options)).view,
       toModelOutput,
     };
   }

@@ -28,3 +28,4 @@ export type { AnthropicToolAnswer, AnthropicToolOptions } from "./anthropic.js";
 export { isErrorView, refusalView, toModelView } from "./model-view.js";
 export type { ModelFailureView, ModelRefusalView, ModelSuccessView, ModelView } from "./model-view.js";
 export type { AdapterOptions, GatedCall } from "./_run.js";
+export { CallOptionsError } from "./call-options-error.js";

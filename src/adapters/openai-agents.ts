@@ -8,7 +8,8 @@ import type { FunctionTool, RunContext, ToolToFinalOutputFunction } from "@opena
 import type { Gate } from "../gate.js";
 import type { LoopSession } from "../loop/session.js";
 import { _callThroughGate, _selected, type AdapterOptions } from "./_run.js";
-import { _openAIParameters } from "./_openai-params.js";
+import { _openAIParameters, _requireObjectRoot } from "./_openai-params.js";
+import { ToolgateConfigError } from "../errors.js";
 
 /** Options of {@link openAIAgentsTools}. */
 export interface OpenAIAgentsToolOptions extends AdapterOptions {
@@ -28,6 +29,10 @@ type Details = { readonly toolCall?: { readonly callId: string }; readonly signa
  * the SDK's `needsApproval` is off. Async because `@openai/agents` is loaded on first use (an
  * optional peer of toolgate), so the tools come from the same SDK instance as your `Runner`.
  *
+ * The SDK renames tools (`get-order` becomes `get_order`); each still calls the gate under its own
+ * name. Rejects with ToolgateConfigError `E_ADAPTER_TOOLS` when two tools would get one SDK name,
+ * and `E_ADAPTER_SCHEMA` for a tool whose input is not an object.
+ *
  * Arguments that are not JSON never reach the gate: the SDK parses them before any tool runs and
  * answers the model with its own error text (and the loop session does not see that call).
  * @example
@@ -38,8 +43,9 @@ type Details = { readonly toolCall?: { readonly callId: string }; readonly signa
 export async function openAIAgentsTools(gate: Gate, options: OpenAIAgentsToolOptions = {}): Promise<FunctionTool[]> {
   const listings = _selected(gate, options, "openAIAgentsTools");
   const sdk = await import("@openai/agents");
-  return listings.map((listing) => {
+  const tools = listings.map((listing) => {
     const p = _openAIParameters(listing, options.strict ?? true);
+    _requireObjectRoot(listing.name, p.parameters, "openAIAgentsTools");
     if (p.problems.length > 0) options.onProblems?.(listing.name, p.problems);
     const name = listing.name;
     const run = async (input: string, details: Details): Promise<string> => {
@@ -62,6 +68,22 @@ export async function openAIAgentsTools(gate: Gate, options: OpenAIAgentsToolOpt
     base.invoke = (_ctx: RunContext, input: string, details?: Details) => run(input, details);
     return base as unknown as FunctionTool;
   });
+  // The SDK renames tools (every character outside A–Z, a–z, 0–9 becomes "_"): each tool still
+  // calls the gate under its own name, but two tools must not end up with one name (the SDK would
+  // keep one and drop the other).
+  const gateNameOf = new Map<string, string>();
+  tools.forEach((t, i) => {
+    const own = listings[i]!.name;
+    const other = gateNameOf.get(t.name);
+    if (other !== undefined) {
+      throw new ToolgateConfigError(
+        "E_ADAPTER_TOOLS",
+        `openAIAgentsTools: the Agents SDK gives ${JSON.stringify(other)} and ${JSON.stringify(own)} one name, ${JSON.stringify(t.name)} (it replaces every character outside A-Z, a-z and 0-9 with "_"); rename one, or pick one with the tools option`,
+      );
+    }
+    gateNameOf.set(t.name, own);
+  });
+  return tools;
 }
 
 /**

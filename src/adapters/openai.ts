@@ -13,7 +13,7 @@ import type { FunctionTool, ResponseFunctionToolCall, ResponseInputItem } from "
 import type { Gate } from "../gate.js";
 import type { ToolListing } from "../json-schema.js";
 import { _callThroughGate, _selected, type AdapterOptions, type GatedCall } from "./_run.js";
-import { _openAIParameters, type OpenAIParameters } from "./_openai-params.js";
+import { _openAIParameters, _requireObjectRoot, type OpenAIParameters } from "./_openai-params.js";
 import type { ModelView } from "./model-view.js";
 
 /** Options of the OpenAI formats. */
@@ -37,6 +37,7 @@ export interface ResponsesToolAnswer extends GatedCall {
 function params(gate: Gate, options: OpenAIToolOptions, where: string): Array<{ listing: ToolListing; p: OpenAIParameters }> {
   return _selected(gate, options, where).map((listing) => {
     const p = _openAIParameters(listing, options.strict ?? true);
+    _requireObjectRoot(listing.name, p.parameters, where);
     if (p.problems.length > 0) options.onProblems?.(listing.name, p.problems);
     return { listing, p };
   });
@@ -62,7 +63,8 @@ function content(view: ModelView): string {
 }
 
 /**
- * Chat Completions tool definitions (`tools: [...]`) for the gate's tools.
+ * Chat Completions tool definitions (`tools: [...]`) for the gate's tools. A tool whose input is
+ * not an object throws ToolgateConfigError `E_ADAPTER_SCHEMA` (OpenAI takes only object parameters).
  * @example
  * const completion = await openai.chat.completions.create({ model, messages, tools: openAIChatTools(gate) });
  */
@@ -100,7 +102,8 @@ export function toOpenAIChatToolMessage(toolCallId: string, view: ModelView): Ch
 }
 
 /**
- * Responses API function tool definitions.
+ * Responses API function tool definitions. A tool whose input is not an object throws
+ * ToolgateConfigError `E_ADAPTER_SCHEMA`.
  * @example
  * const response = await openai.responses.create({ model, input, tools: openAIResponsesTools(gate) });
  */

@@ -5,7 +5,7 @@ import type { LanguageModelV3CallOptions, LanguageModelV3GenerateResult } from "
 import { z } from "zod";
 import { createGate, defineTool } from "../../src/index.js";
 import { createLoopPolicy } from "../../src/loop/index.js";
-import { aiSdkTools, loopStopWhen } from "../../src/adapters/index.js";
+import { aiSdkTools, CallOptionsError, loopStopWhen } from "../../src/adapters/index.js";
 import { createFakeOrders, makeOrderTools } from "../../examples/orders/index.js";
 
 const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } };
@@ -207,5 +207,49 @@ describe("aiSdkTools hands the AI SDK schemas it may edit", () => {
     const first = converter.input({ target: "draft-07" });
     first.mutated = true;
     expect(converter.input({ target: "draft-07" })).not.toHaveProperty("mutated");
+  });
+});
+
+describe("AI SDK adapter: what the SDK hands execute is a value", () => {
+  it("a string the model sent is that string, never JSON text parsed a second time", async () => {
+    const shout = defineTool({ name: "shout", version: "1", description: "Upper-cases", effect: "read", input: z.string(), output: z.string(), execute: (v: string) => v.toUpperCase() });
+    const { service, gate: orders } = setup();
+    const gate = createGate({ tools: [shout, ...orders.list().map((l) => orders.tool(l.name)!)] });
+    const outputs: unknown[] = [];
+    for (const [tool, input] of [
+      ["shout", '"hello"'],
+      ["shout", JSON.stringify('"hello"')],
+      ["get_order", JSON.stringify('{"customerId":"c_1"}')], // a string where an object is expected
+    ] as const) {
+      let n = 0;
+      const model = new MockLanguageModelV3({ doGenerate: async () => (++n === 1 ? toolCall("s1", tool, input) : text("done")) });
+      const r = await generateText({ model, prompt: "p", tools: aiSdkTools(gate), stopWhen: stepCountIs(2) });
+      outputs.push(r.steps[0]!.toolResults[0]!.output);
+    }
+    expect(outputs[0]).toEqual({ ok: true, data: "HELLO" });
+    expect(outputs[1]).toEqual({ ok: true, data: '"HELLO"' });
+    expect(outputs[2]).toMatchObject({ ok: false, code: "INVALID_INPUT", issues: [{ path: "", code: "invalid_type" }] });
+    expect(service.calls.findOrders).toBe(0);
+  });
+
+  it("a callOptions that throws: the model sees a fixed message (never the error's text), the tool does not run, the session stops", async () => {
+    const { service, gate } = setup();
+    const session = createLoopPolicy().start();
+    let n = 0;
+    const model = new MockLanguageModelV3({ doGenerate: async () => (++n === 1 ? toolCall("k1", "get_order", '{"customerId":"c_1"}') : text("done")) });
+    const callOptions = () => {
+      throw new Error("db password=hunter2 unreachable");
+    };
+    const r = await generateText({ model, prompt: "p", tools: aiSdkTools(gate, { session, callOptions }), stopWhen: [loopStopWhen(session), stepCountIs(5)] });
+    expect(service.calls.findOrders).toBe(0);
+    const sent = JSON.stringify(model.doGenerateCalls.map((c) => c.prompt));
+    expect(sent).not.toContain("hunter2");
+    const errors = r.steps[0]!.content.filter((p) => p.type === "tool-error");
+    expect(errors).toHaveLength(1);
+    const err = (errors[0] as { error: unknown }).error;
+    expect(err).toBeInstanceOf(CallOptionsError);
+    expect((err as CallOptionsError).cause).toMatchObject({ message: "db password=hunter2 unreachable" });
+    expect(session.outcome?.action).toBe("stop");
+    expect(model.doGenerateCalls).toHaveLength(1); // loopStopWhen ended the run
   });
 });

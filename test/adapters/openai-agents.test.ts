@@ -1,8 +1,9 @@
 import { describe, it, expect } from "vitest";
 import { Agent, Runner, Usage, type Model, type ModelRequest, type ModelResponse } from "@openai/agents";
-import { createGate } from "../../src/index.js";
+import { z } from "zod";
+import { createGate, defineTool } from "../../src/index.js";
 import { createLoopPolicy } from "../../src/loop/index.js";
-import { loopToolUseBehavior, openAIAgentsTools } from "../../src/adapters/index.js";
+import { CallOptionsError, loopToolUseBehavior, openAIAgentsTools } from "../../src/adapters/index.js";
 import { createFakeOrders, makeOrderTools } from "../../examples/orders/index.js";
 
 type Output = ModelResponse["output"][number];
@@ -122,5 +123,43 @@ describe("OpenAI Agents SDK adapter, run by the SDK's own Runner with a scripted
     expect(session.steps.map((s) => s.decision.reason)).toEqual(["rejected", "no_new_evidence"]);
     expect(JSON.parse(String(result.finalOutput))).toMatchObject({ reason: "no_new_evidence", callId: "r2" });
     expect(service.calls.createRefund).toBe(1);
+  });
+});
+
+describe("OpenAI Agents SDK adapter: tool names and definitions the SDK or the API would change", () => {
+  const echo = (name: string, input: z.ZodType = z.object({ q: z.string() })) =>
+    defineTool({ name, version: "1", description: "Echo", input, output: z.unknown(), effect: "read", execute: (v: unknown) => v });
+
+  it("a name the SDK rewrites still calls the gate under its own; two names it would merge throw E_ADAPTER_TOOLS", async () => {
+    const gate = createGate({ tools: [echo("get-order"), echo("get_order")] });
+    await expect(openAIAgentsTools(gate)).rejects.toMatchObject({ code: "E_ADAPTER_TOOLS", message: expect.stringContaining('"get-order" and "get_order" one name') });
+    const [only] = await openAIAgentsTools(gate, { tools: ["get-order"] });
+    expect(only!.name).toBe("get_order");
+    const { runner } = setup();
+    const model = new ScriptedModel([() => [fnCall("e1", "get_order", '{"q":"hi"}')], (req) => [message(JSON.stringify(lastResult(req)))]]);
+    const result = await runner.run(new Agent({ name: "echo", model, tools: [only!] }), "echo");
+    expect(JSON.parse(String(result.finalOutput))).toEqual({ ok: true, data: { q: "hi" } });
+  });
+
+  it("an input that is not an object throws E_ADAPTER_SCHEMA", async () => {
+    const gate = createGate({ tools: [echo("s", z.string())] });
+    await expect(openAIAgentsTools(gate)).rejects.toMatchObject({ code: "E_ADAPTER_SCHEMA" });
+  });
+
+  it("a callOptions that throws fails the run with CallOptionsError (the error as its cause); the tool does not run", async () => {
+    const { service, gate, runner } = setup();
+    const model = new ScriptedModel([() => [fnCall("k1", "get_order", '{"customerId":"c_1"}')], () => [message("unreachable")]]);
+    const cause = new Error("db password=hunter2 unreachable");
+    const tools = await openAIAgentsTools(gate, {
+      callOptions: () => {
+        throw cause;
+      },
+    });
+    const failed = await runner.run(new Agent({ name: "orders", model, tools }), "orders").catch((e: unknown) => e);
+    let e: unknown = failed;
+    while (e instanceof Error && !(e instanceof CallOptionsError)) e = (e as { error?: unknown }).error ?? e.cause; // the SDK's ToolCallError keeps it as `error`
+    expect(e).toBeInstanceOf(CallOptionsError);
+    expect((e as CallOptionsError).cause).toBe(cause);
+    expect(service.calls.findOrders).toBe(0);
   });
 });

@@ -13,6 +13,7 @@ import {
   answerAnthropicToolUse,
   answerOpenAIChatToolCall,
   answerOpenAIResponsesCall,
+  CallOptionsError,
   openAIChatTools,
   openAIResponsesTools,
 } from "../../src/adapters/index.js";
@@ -172,6 +173,35 @@ describe("schemas a target cannot express", () => {
   it("Anthropic: an input that is not an object throws ToolgateConfigError", () => {
     const gate = createGate({ tools: [echo(z.string())] });
     expect(() => anthropicTools(gate)).toThrow(expect.objectContaining({ code: "E_ADAPTER_SCHEMA" }));
+  });
+
+  it("OpenAI: an input that is not an object throws ToolgateConfigError, strict or not (the API takes only object parameters)", () => {
+    for (const input of [z.string(), z.array(z.number())]) {
+      const gate = createGate({ tools: [echo(input)] });
+      for (const strict of [true, false]) {
+        expect(() => openAIChatTools(gate, { strict })).toThrow(expect.objectContaining({ code: "E_ADAPTER_SCHEMA" }));
+        expect(() => openAIResponsesTools(gate, { strict })).toThrow(expect.objectContaining({ code: "E_ADAPTER_SCHEMA" }));
+      }
+    }
+  });
+});
+
+describe("callOptions that throws", () => {
+  it("the call does not run; the answer throws CallOptionsError with a fixed message and the error as cause; a session stops", async () => {
+    const { gate, service } = setup();
+    const session = createLoopPolicy().start();
+    const cause = new Error("db password=hunter2 unreachable");
+    const callOptions = () => {
+      throw cause;
+    };
+    const failed = answerOpenAIChatToolCall(gate, chatCall("c1", "get_order", '{"customerId":"c_1"}'), { session, callOptions });
+    await expect(failed).rejects.toBeInstanceOf(CallOptionsError);
+    const e = (await failed.catch((x: unknown) => x)) as CallOptionsError;
+    expect(e.cause).toBe(cause);
+    expect(e.tool).toBe("get_order");
+    expect(e.message).not.toContain("hunter2");
+    expect(service.calls.findOrders).toBe(0);
+    expect(session.outcome?.action).toBe("stop");
   });
 });
 
