@@ -39,3 +39,18 @@ export function parseFlags<T extends ParseArgsConfig>(config: T): ReturnType<typ
     throw new CliError("E_USAGE", e instanceof Error ? e.message : String(e));
   }
 }
+
+let importing: string | undefined;
+
+/**
+ * The user module being imported right now, if any: the entry point names it when the process
+ * runs out of work before the command finished (a top-level `await` that never settles).
+ */
+export function importingNow(): string | undefined {
+  return importing;
+}
+
+/** Mark the import of `modulePath` as under way (`undefined`: finished). */
+export function markImporting(modulePath: string | undefined): void {
+  importing = modulePath;
+}

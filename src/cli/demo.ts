@@ -20,7 +20,7 @@ Options:
   --keep       keep the SQLite files and the evidence file (their paths are printed)
   -h, --help   this help
 
-Exit code: 0 when every scene behaved as described, 1 otherwise.`;
+Exit codes: 0 when every scene behaved as described, 1 when one did not, 2 for a usage error.`;
 
 function clip(text: string, max = 110): string {
   return text.length <= max ? text : text.slice(0, max - 1) + "…";

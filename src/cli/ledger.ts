@@ -6,7 +6,7 @@
  * that passed that check.
  * @module
  */
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { CliError, parseFlags, type Command } from "./command.js";
 import { postgresLedger } from "../ledger/postgres.js";
 import { sqliteLedger } from "../ledger/sqlite.js";
@@ -50,6 +50,7 @@ function parseDuration(v: string): number {
 async function openLedger(db: string, readonly: boolean): Promise<Ledger> {
   const pgUrl = /^postgres(?:ql)?:\/\//i.test(db);
   if (!pgUrl && !existsSync(db)) throw new CliError("E_DB_NOT_FOUND", `no ledger database at ${JSON.stringify(db)}`);
+  if (!pgUrl && statSync(db).isDirectory()) throw new CliError("E_DB_NOT_FOUND", `${JSON.stringify(db)} is a directory; --db takes the ledger's SQLite file`);
   const ledger = pgUrl ? postgresLedger({ connectionString: db, max: 2, readonly }) : sqliteLedger({ path: db, readonly });
   try {
     await ledger.ready();
@@ -67,6 +68,7 @@ async function openForPrune(db: string): Promise<Ledger> {
 }
 
 function age(ms: number): string {
+  if (!Number.isFinite(ms)) return "?"; // a stored time that is not a number
   const s = Math.max(0, Math.round(ms / 1000));
   if (s < 120) return `${s}s`;
   if (s < 7_200) return `${Math.round(s / 60)}m`;
@@ -77,7 +79,8 @@ function age(ms: number): string {
 /** What an operator needs to know about an entry's state. */
 function status(e: LedgerEntry, now: number): string {
   if (e.state === "in_flight") return e.leaseUntil <= now ? "abandoned" : "running";
-  return e.code === "OK" ? "ok" : `${String(e.code)}`;
+  if (typeof e.code !== "string") return "?"; // settled without a code: not written by toolgate
+  return e.code === "OK" ? "ok" : e.code;
 }
 
 function view(e: LedgerEntry, now: number) {
@@ -102,6 +105,19 @@ function view(e: LedgerEntry, now: number) {
   };
 }
 
+/**
+ * A stored field as it is safe to print on a terminal: control characters (C0, DEL, C1) and the
+ * bidirectional overrides are escaped (`\x1b`, `\u202e`), so a key or an effect ref — which can
+ * come from a model's arguments — cannot move the cursor, erase a line or forge a row.
+ */
+function printable(s: string): string {
+  // eslint-disable-next-line no-control-regex -- finding control characters is the point
+  return s.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => {
+    const n = c.charCodeAt(0);
+    return n <= 0xff ? `\\x${n.toString(16).padStart(2, "0")}` : `\\u${n.toString(16).padStart(4, "0")}`;
+  });
+}
+
 function table(entries: readonly LedgerEntry[], now: number, withEffects: boolean): string {
   if (entries.length === 0) return "(none)";
   const rows = entries.map((e) => [
@@ -114,9 +130,9 @@ function table(entries: readonly LedgerEntry[], now: number, withEffects: boolea
     ...(withEffects ? [e.effects.map((x) => `${x.kind}:${x.ref}`).join(",") || "-"] : []),
   ]);
   const head = ["ID", "AGE", "TOOL", "STATUS", "EFFECT", "KEY", ...(withEffects ? ["EFFECTS"] : [])];
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => printable(r[i]!).length)));
   const line = (r: readonly string[]) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join("  ");
-  return [line(head), ...rows.map(line)].join("\n");
+  return [line(head), ...rows.map((r) => line(r.map(printable)))].join("\n");
 }
 
 async function run(argv: readonly string[]): Promise<number> {
@@ -163,15 +179,15 @@ async function run(argv: readonly string[]): Promise<number> {
   try {
     return await runOn(ledger, sub, rest[0], values.json, query, olderThanMs);
   } catch (e) {
-    return fail("cannot read the ledger", e);
+    return fail("cannot read the ledger", e, "E_DB_READ");
   } finally {
     await ledger.close().catch(() => undefined);
   }
 }
 
 /** Report a failure of the store itself: exit 2, so `unresolved`'s 1 always means "found some". */
-function fail(what: string, e: unknown): number {
-  const code = isToolgateConfigError(e) ? e.code : ((e as { code?: unknown } | null)?.code ?? "E_DB_OPEN");
+function fail(what: string, e: unknown, otherwise = "E_DB_OPEN"): number {
+  const code = isToolgateConfigError(e) ? e.code : ((e as { code?: unknown } | null)?.code ?? otherwise);
   const message = e instanceof Error && e.message.length > 0 ? e.message : String(code);
   process.stderr.write(`toolgate ledger: ${what}: ${message} (${String(code)})\n`);
   return 2;
@@ -205,7 +221,12 @@ async function runOn(
         return found.exit;
       }
       const e = found.entry;
-      const result: unknown = e.result === null ? null : JSON.parse(e.result);
+      let result: unknown = null;
+      try {
+        if (e.result !== null) result = JSON.parse(e.result);
+      } catch {
+        return fail("cannot show the entry", Object.assign(new Error(`entry ${e.id}: the stored result is not valid JSON (was the database changed outside toolgate?)`), { code: "E_LEDGER_CORRUPT" }));
+      }
       out(json ? JSON.stringify({ ...view(e, now), result }) : JSON.stringify({ ...view(e, now), result }, null, 2));
       return 0;
     }

@@ -12,7 +12,7 @@ import { createGate, type Gate } from "../gate.js";
 import { isTool, type AnyTool } from "../tool.js";
 import { isToolgateConfigError } from "../errors.js";
 import type { HookSet } from "../log/compose.js";
-import { CliError } from "./command.js";
+import { CliError, markImporting } from "./command.js";
 
 /** Extensions loaded through tsx when Node cannot load them itself. */
 const TS_EXTENSIONS = /\.(?:ts|mts|cts|tsx)$/i;
@@ -57,6 +57,15 @@ async function registerTsx(modulePath: string): Promise<void> {
 }
 
 async function importModule(modulePath: string, url: string): Promise<Record<string, unknown>> {
+  markImporting(modulePath);
+  try {
+    return await importModuleOnce(modulePath, url);
+  } finally {
+    markImporting(undefined);
+  }
+}
+
+async function importModuleOnce(modulePath: string, url: string): Promise<Record<string, unknown>> {
   const fail = (e: unknown): never => {
     if (e instanceof CliError) throw e;
     if (isToolgateConfigError(e)) {

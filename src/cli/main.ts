@@ -6,7 +6,7 @@
  */
 import { readFileSync, realpathSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { CliError } from "./command.js";
+import { CliError, importingNow } from "./command.js";
 import { commands } from "./commands.js";
 
 /** The usage of `toolgate` itself: each command with its one-line summary. */
@@ -95,14 +95,46 @@ function isEntry(): boolean {
     return false;
   }
 }
+/**
+ * The command is done: exit once what it wrote is flushed. A user's module may keep the process
+ * alive (a timer, a pool opened on import): that must not keep a finished command from exiting.
+ */
+function exitWhenFlushed(code: number): void {
+  process.exitCode = code;
+  let waiting = 2;
+  const flushed = (): void => {
+    if (--waiting === 0) process.exit(code);
+  };
+  process.stdout.write("", flushed);
+  process.stderr.write("", flushed);
+}
+
+/**
+ * The process ran out of work while the command had not finished: nothing will ever finish it.
+ * Said, with a nonzero exit, rather than Node's silent exit 0 (a CI job would pass unchecked).
+ */
+function stalled(): void {
+  const command = process.argv[2] ?? "";
+  const module = importingNow();
+  const why =
+    module !== undefined
+      ? `cannot load ${module}: its import never finished (a top-level await that never settles?) (E_MODULE_IMPORT)`
+      : "stopped before it finished: nothing was left to wait for (E_STALLED)";
+  process.stderr.write(`toolgate ${command}: ${why}\n`);
+  process.exitCode = module !== undefined ? 2 : 1;
+}
+
 if (isEntry()) {
+  process.once("beforeExit", stalled);
   main(process.argv.slice(2)).then(
     (code) => {
-      process.exitCode = code;
+      process.off("beforeExit", stalled);
+      exitWhenFlushed(code);
     },
     (e: unknown) => {
+      process.off("beforeExit", stalled);
       process.stderr.write(`toolgate: ${e instanceof Error ? e.message : String(e)}\n`);
-      process.exitCode = 1;
+      exitWhenFlushed(1);
     },
   );
 }

@@ -33,8 +33,20 @@ export const _COLUMNS = [
 /** A row as a driver returns it. */
 export type _Row = Record<(typeof _COLUMNS)[number], unknown>;
 
-function effectsOf(v: unknown): EffectRef[] {
-  const arr: unknown = typeof v === "string" ? JSON.parse(v) : v;
+/** A stored value toolgate did not write (the database was edited, or damaged), named by entry and column. */
+function corrupt(id: unknown, column: string): Error {
+  return Object.assign(new Error(`entry ${String(id)}: the stored ${column} is not valid JSON (was the database changed outside toolgate?)`), { code: "E_LEDGER_CORRUPT" });
+}
+
+function effectsOf(id: unknown, v: unknown): EffectRef[] {
+  let arr: unknown = v;
+  if (typeof v === "string") {
+    try {
+      arr = JSON.parse(v);
+    } catch {
+      throw corrupt(id, "effects list");
+    }
+  }
   if (!Array.isArray(arr)) return [];
   return arr
     .filter((e): e is { kind: string; ref: string } => typeof e === "object" && e !== null && typeof e.kind === "string" && typeof e.ref === "string")
@@ -57,7 +69,7 @@ export function _fromRow(r: _Row): LedgerEntry {
     state: r.state as EntryState,
     code: str(r.code) as ToolErrorCode | "OK" | null,
     effect: r.effect as Effect,
-    effects: effectsOf(r.effects),
+    effects: effectsOf(r.id, r.effects),
     result: str(r.result),
     attempts: Number(r.attempts),
     claims: Number(r.claims),

@@ -36,3 +36,19 @@ describe("toolgate --help", () => {
     expect(r.stderr).toMatch(/unknown command "--versoin" \(E_UNKNOWN_COMMAND\)/);
   });
 });
+
+describe("a command ends, whatever the module it loads does", () => {
+  it("a module whose import never finishes: exit 2 naming it, never a silent exit 0", async () => {
+    for (const command of ["check", "serve"]) {
+      const r = await runCli([command, "test/cli/fixtures/never-loads.mjs"]);
+      expect(r.code, command).toBe(2);
+      expect(r.stderr).toMatch(new RegExp(`^toolgate ${command}: cannot load test/cli/fixtures/never-loads\\.mjs: its import never finished .*\\(E_MODULE_IMPORT\\)$`, "m"));
+    }
+  });
+
+  it("a module that keeps a handle open: check reports and exits (the test's kill timer never fires)", async () => {
+    const r = await runCli(["check", "test/cli/fixtures/keeps-a-timer.ts", "--runs", "5", "--target", "mcp"], { timeoutMs: 15_000 });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^clean: 1 tool\(s\)/m);
+  });
+});

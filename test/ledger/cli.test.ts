@@ -224,6 +224,57 @@ describe("toolgate ledger on something that is not a ledger", () => {
     }
   });
 
+  it("a directory given as --db is named as one (exit 2), not a disk I/O error", async () => {
+    const r = await cli("list", "--db", dir);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("is a directory; --db takes the ledger's SQLite file (E_DB_NOT_FOUND)");
+  });
+
+  it("a stored value toolgate did not write is reported by entry and column (E_LEDGER_CORRUPT, exit 2); a bad time or code prints as ?", async () => {
+    const { default: Database } = await import("better-sqlite3");
+    const path = join(dir, "corrupt.db");
+    const ledger = sqliteLedger({ path });
+    const gate = createGate({ tools: [payTool(async (i) => ({ paymentId: "p_1", orderId: i.orderId }))], ledger });
+    const r0 = await gate.call("pay", { orderId: "o", amountCents: 1 }, { idempotencyKey: "k-corrupt" });
+    expect(r0.ok).toBe(true);
+    await ledger.close();
+    const id = String((new Database(path, { readonly: true }).prepare("SELECT id FROM toolgate_ledger").get() as { id: string }).id);
+    const edit = (sql: string) => {
+      const db = new Database(path);
+      db.exec(sql);
+      db.close();
+    };
+    edit("UPDATE toolgate_ledger SET result = '{not json'");
+    const shown = await cli("show", id.slice(0, 8), "--db", path);
+    expect(shown.code).toBe(2);
+    expect(shown.stderr).toContain(`entry ${id}: the stored result is not valid JSON`);
+    expect(shown.stderr).toContain("(E_LEDGER_CORRUPT)");
+    edit("UPDATE toolgate_ledger SET effects = '[oops'");
+    const listed = await cli("list", "--db", path);
+    expect(listed.code).toBe(2);
+    expect(listed.stderr).toContain(`cannot read the ledger: entry ${id}: the stored effects list is not valid JSON`);
+    edit("UPDATE toolgate_ledger SET effects = '[]', created_at = 'soon', code = NULL");
+    const odd = await cli("list", "--db", path);
+    expect(odd.code).toBe(0);
+    expect(odd.stdout.split("\n")[1]).toMatch(new RegExp(`^${id.slice(0, 8)}  \\? +pay@1\\.0\\.0 +\\? +`));
+  });
+
+  it("list and unresolved print stored text with control characters escaped: a key cannot erase a line or forge a row", async () => {
+    const path = join(dir, "escapes.db");
+    const ledger = sqliteLedger({ path });
+    const key = "abc\u001b[2K\rFORGED\nf00dbeef  9s  pay@1.0.0  ok  none  fake\u202e";
+    const gate = createGate({ tools: [payTool(async (i) => ({ paymentId: "p_1", orderId: i.orderId }))], ledger });
+    expect((await gate.call("pay", { orderId: "o", amountCents: 1 }, { idempotencyKey: key })).ok).toBe(true);
+    await ledger.close();
+    const r = await cli("list", "--db", path);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trimEnd().split("\n");
+    expect(lines).toHaveLength(2); // the header and the one entry: no forged row
+    // eslint-disable-next-line no-control-regex -- finding control characters is the point
+    expect(r.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
+    expect(lines[1]).toContain("abc\\x1b[2K\\x0dFORGED\\x0af00dbeef  9s  pay@1.0.0  ok  none  fake\\u202e");
+  });
+
   it("refuses a file that is not a database, exit 2", async () => {
     const { writeFileSync } = await import("node:fs");
     const path = join(dir, "notes.txt");
