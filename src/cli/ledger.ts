@@ -163,7 +163,7 @@ async function run(argv: readonly string[]): Promise<number> {
   }
   let limit: number | undefined;
   if (values.limit !== undefined) {
-    limit = Number(values.limit);
+    limit = /^\d+$/.test(values.limit) ? Number(values.limit) : Number.NaN; // decimal digits only, as check's --runs (no 0x10, 1e2, " 5")
     if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST) throw new CliError("E_USAGE", `--limit must be an integer from 1 to ${MAX_LIST}`);
   }
   const olderThanMs = values["older-than"] === undefined ? undefined : parseDuration(values["older-than"]);

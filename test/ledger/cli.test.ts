@@ -217,7 +217,7 @@ describe("toolgate ledger on something that is not a ledger", () => {
 
   it("a flag the subcommand does not use, or a --limit out of range, is a usage error (exit 2), not ignored", async () => {
     const db = join(dir, "flags.db");
-    for (const args of [["list", "--older-than", "7d"], ["show", "x", "--limit", "3"], ["prune", "--tool", "pay"], ["list", "--limit", "10001"], ["list", "--limit", "0"]]) {
+    for (const args of [["list", "--older-than", "7d"], ["show", "x", "--limit", "3"], ["prune", "--tool", "pay"], ["list", "--limit", "10001"], ["list", "--limit", "0"], ["list", "--limit", "0x10"], ["list", "--limit", "1e2"], ["list", "--limit", " 5"]]) {
       const r = await cli(...args, "--db", db);
       expect(r.code, args.join(" ")).toBe(2);
       expect(r.stderr).toMatch(/does not apply|--limit must be/);
