@@ -288,7 +288,10 @@ function start(
     const out: unknown = fn.call(self, input as never, r);
     if (isPromiseLike(out)) {
       r.track();
-      out.then(
+      // A native promise runs these reactions in the call's async context. Any other thenable runs
+      // them wherever it calls them (a client answering every pending request in one flush: another
+      // call's context), so it is adopted by a native promise first; its `then` is still called once.
+      (Object.getPrototypeOf(out) === Promise.prototype ? out : Promise.resolve(out)).then(
         (value) => r.settle({ kind: "value", value }),
         (error: unknown) => r.settle({ kind: "threw", error }),
       );

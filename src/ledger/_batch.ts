@@ -5,6 +5,7 @@
  * one row's data: then each item runs again as its own statement, so one bad row fails only itself.
  * @module
  */
+import { outsideCalls } from "../policy/shared-context.js";
 
 /** Wrap `run` (one answer per item, in order) into a per-item function that batches. */
 export function _batcher<I, O>(
@@ -27,12 +28,13 @@ export function _batcher<I, O>(
   const flush = (): void => {
     const batch = queue.slice(0, max);
     queue = queue.slice(max);
-    if (queue.length > 0) setImmediate(flush);
+    if (queue.length > 0) outsideCalls(() => setImmediate(flush));
     send(batch);
   };
   return (item: I) =>
     new Promise<O>((resolve, reject) => {
-      if (queue.length === 0) setImmediate(flush);
+      // The flush serves every call queued: it runs in none of their contexts (a traced query would get one call's span).
+      if (queue.length === 0) outsideCalls(() => setImmediate(flush));
       queue.push({ item, resolve, reject });
     });
 }

@@ -14,6 +14,7 @@ import { _COLUMNS, _fromRow, _toValues, type _Row } from "./_row.js";
 import { SQLITE_MIGRATIONS } from "./_sqlite-schema.js";
 import { _storable, _storableClaim, _storableEffect, _storableSettlement } from "./_text.js";
 import type { ClaimOutcome, ClaimRequest, Ledger, LedgerOptions, ListQuery, PruneQuery, Settlement } from "./types.js";
+import { outsideCalls } from "../policy/shared-context.js";
 
 /** Options of {@link sqliteLedger}. */
 export interface SqliteLedgerOptions extends LedgerOptions {
@@ -226,7 +227,8 @@ export function sqliteLedger(options: SqliteLedgerOptions): Ledger {
     new Promise<V>((resolve, reject) => {
       if (closed) return reject(new Error("sqliteLedger: the ledger is closed"));
       if (readonly) return reject(new ToolgateConfigError("E_LEDGER_READONLY", "sqliteLedger: opened read-only; it cannot write"));
-      if (queue.length === 0) setImmediate(flush);
+      // The flush serves every call queued (and reads the clock, `now`): it runs in none of their contexts.
+      if (queue.length === 0) outsideCalls(() => setImmediate(flush));
       queue.push({ fn, resolve: resolve as (v: unknown) => void, reject });
     });
   const read = <V>(fn: () => V): Promise<V> => (closed ? Promise.reject(new Error("sqliteLedger: the ledger is closed")) : Promise.resolve().then(fn));

@@ -6,9 +6,12 @@
  * work is scheduled by whichever call comes first, yet what it runs belongs to other calls too: a
  * call that timed out would continue (its hooks, its retry) in the `AsyncLocalStorage` stores of
  * the call that armed the timer — another request's id in a log line, another trace as the parent
- * of its spans. Scheduled from here, it runs in the context this module was loaded in (at start-up:
- * none). A call that needs its own context back there captures it (src/gate.ts, for calls made
- * through a wrapper that listens to their attempts).
+ * of its spans. Scheduled from here, it runs in the context this module was loaded in: none at
+ * start-up (imported lazily inside a request, that request's: Node offers no way to leave every
+ * store, so docs/observability.md asks for an import at start-up). A call that needs its own
+ * context back there captures it (src/gate.ts, for calls made through a wrapper that listens to
+ * their attempts). Users: the deadline queue, the signal-listening microtask, the ledgers' group
+ * commit, the proxy's upstream restarts.
  * @module
  */
 import { AsyncResource } from "node:async_hooks";

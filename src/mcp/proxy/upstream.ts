@@ -17,6 +17,7 @@ import { errorText, isZodError, zodSummary } from "./error-text.js";
 import { checkTools, LooseToolList, type InvalidTool, type Listing } from "./tool-list.js";
 import type { AbortSource } from "../../attempt.js";
 import { MAX_TIMER_MS } from "../../policy/deadline.js";
+import { outsideCalls } from "../../policy/shared-context.js";
 
 export { UpstreamError };
 export type { InvalidTool };
@@ -206,10 +207,13 @@ export function createUpstream(spec: UpstreamSpec, options: UpstreamOptions = {}
     if (state === "closed" || timer !== undefined) return;
     const d = delay();
     nextAttemptAt = Date.now() + d;
-    timer = setTimeout(() => {
-      timer = undefined;
-      void attempt();
-    }, d);
+    // A restart belongs to no call (it may be scheduled from inside the call that met the failure).
+    timer = outsideCalls(() =>
+      setTimeout(() => {
+        timer = undefined;
+        void attempt();
+      }, d),
+    );
     timer.unref();
   };
 

@@ -1,14 +1,16 @@
 /**
- * The shared deadline timer (src/policy/deadline.ts) is armed by whichever call finds its queue
- * empty; when it fires, the attempts that timed out continue from it. Those continuations (a
- * retry, the hooks) must run in their own call's async context, never in the context of the call
- * that happened to arm the timer.
+ * Work toolgate shares between calls — the deadline timer (src/policy/deadline.ts), the ledgers'
+ * group commit, a thenable client's flush, the proxy's restarts — is scheduled by whichever call
+ * comes first. What runs from it for other calls (a retry, the hooks, the ledger's clock, a log
+ * line) must run in their own call's async context or in none, never in another call's.
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { describe, it, expect, beforeAll } from "vitest";
 import { context, trace } from "@opentelemetry/api";
 import { z } from "zod";
 import { createGate, defineTool, type CallRecord } from "../../src/index.js";
+import { sqliteLedger } from "../../src/ledger/index.js";
+import { createMcpServer, createProxy, serveHttp } from "../../src/mcp/index.js";
 import { createGateTelemetry } from "../../src/otel/index.js";
 import { installContextManager, memoryTracing } from "./_otel.js";
 
@@ -122,5 +124,86 @@ describe("continuations from the shared deadline timer", () => {
     expect([ra.ok, rb.ok]).toEqual([false, false]);
     expect(ended.b).toBeDefined();
     expect(ended.b).not.toBe("a");
+  });
+});
+
+describe("other work shared between calls", () => {
+  it("a tool's thenable answered from one shared flush: each call's check and hooks run in its own context", async () => {
+    const als = new AsyncLocalStorage<string>();
+    const seen: string[] = [];
+    const note = (what: string, call: string) => void seen.push(`${what} ${call}: ${als.getStore() ?? "none"}`);
+    // A callback-queue client: the first request arms one flush that answers every request.
+    let queue: { q: string; answer: (v: { q: string }) => void }[] = [];
+    const request = (q: string): PromiseLike<{ q: string }> => ({
+      then(ok) {
+        if (queue.length === 0) {
+          setTimeout(() => {
+            const batch = queue;
+            queue = [];
+            for (const e of batch) e.answer({ q: e.q });
+          }, 5);
+        }
+        queue.push({ q, answer: (v) => void ok?.(v) });
+        return undefined as never;
+      },
+    });
+    const lookup = defineTool({
+      name: "lookup",
+      version: "1",
+      description: "reads through a thenable client",
+      effect: "read",
+      input: z.object({ q: z.string() }),
+      output: z.object({ q: z.string() }),
+      execute: ({ q }) => request(q) as unknown as Promise<{ q: string }>, // a thenable, as some client libraries return
+      check: (out) => void note("check", out.q),
+    });
+    const gate = createGate({ tools: [lookup], onAttempt: (e) => note("onAttempt", e.callId), onCall: (r) => note("onCall", r.callId) });
+    const [ra, rb] = await Promise.all(["a", "b"].map((q) => als.run(q, () => gate.call("lookup", { q }, { callId: q }))));
+    expect(ra!.ok && rb!.ok).toBe(true);
+    expect(seen.sort()).toEqual(["check a: a", "check b: b", "onAttempt a: a", "onAttempt b: b", "onCall a: a", "onCall b: b"]);
+  });
+
+  it("sqliteLedger's group commit (which reads the ledger's clock) runs in no call's context", async () => {
+    const als = new AsyncLocalStorage<string>();
+    const stores: string[] = [];
+    const ledger = sqliteLedger({ path: ":memory:", now: () => (stores.push(als.getStore() ?? "none"), Date.now()) });
+    const note = defineTool({ name: "note", version: "1", description: "a write", effect: "write", input: z.object({ t: z.string() }), output: z.object({}), execute: () => ({}) });
+    const gate = createGate({ tools: [note], ledger });
+    const results = await Promise.all(["a", "b"].map((k) => als.run(k, () => gate.call("note", { t: k }, { callId: k, idempotencyKey: k }))));
+    expect(results.every((r) => r.ok)).toBe(true);
+    expect(stores.length).toBeGreaterThanOrEqual(4); // a claim and a settle of each call
+    expect(new Set(stores)).toEqual(new Set(["none"]));
+    await ledger.close();
+  });
+
+  it("a proxy restart scheduled inside the call that met the failure logs, after that call answered, in no call's context", async () => {
+    const als = new AsyncLocalStorage<string>();
+    const seen: { store: string; line: string }[] = [];
+    const echo = defineTool({ name: "echo", version: "1", description: "echo", effect: "read", input: z.object({ text: z.string() }), output: z.object({ text: z.string() }), execute: ({ text }) => ({ text }) });
+    const serve = (port = 0) => serveHttp(() => createMcpServer(createGate({ tools: [echo] }), { name: "up", version: "1" }), { port });
+    let up = await serve();
+    const proxy = await createProxy({
+      upstream: { kind: "http", url: up.url },
+      config: { restart: { initialDelayMs: 20, maxDelayMs: 40 } },
+      onLog: (line) => void seen.push({ store: als.getStore() ?? "none", line }),
+    });
+    try {
+      // The upstream restarts on the same port with its sessions gone: the proxy's next call meets it.
+      const port = up.port;
+      await up.close();
+      up = await serve(port);
+      const rx = await als.run("x", () => proxy.gate.call("echo", { text: "x" }, { callId: "x" }));
+      expect(rx.ok).toBe(false);
+      const answered = seen.length;
+      for (let i = 0; i < 100 && !seen.some((l) => l.line.includes("restarted")); i++) await pause(10);
+      const after = seen.slice(answered);
+      expect(after.some((l) => l.line.includes("restarted"))).toBe(true);
+      expect(after.filter((l) => l.store !== "none")).toEqual([]);
+      const ry = await als.run("y", () => proxy.gate.call("echo", { text: "y" }, { callId: "y" }));
+      expect(ry.ok).toBe(true);
+    } finally {
+      await proxy.close();
+      await up.close();
+    }
   });
 });
