@@ -115,6 +115,10 @@ async function run(argv: readonly string[]): Promise<number> {
       throw new CliError("E_USAGE", `--upstream-url is not a URL: ${JSON.stringify(values["upstream-url"])}`);
     }
     if (url.protocol !== "http:" && url.protocol !== "https:") throw new CliError("E_USAGE", "--upstream-url must be http: or https:");
+    // fetch refuses such a URL anyway, and its error would print the password: say so before.
+    if (url.username !== "" || url.password !== "") {
+      throw new CliError("E_USAGE", "--upstream-url must not carry a user or password (user:password@host); send credentials as --upstream-header or --upstream-token-env");
+    }
     const headers = Object.fromEntries((values["upstream-header"] ?? []).map(parseHeader));
     if (values["upstream-token-env"] !== undefined) headers.Authorization = `Bearer ${envToken("--upstream-token-env", values["upstream-token-env"])}`;
     upstream = { kind: "http", url, headers };

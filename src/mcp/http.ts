@@ -1,7 +1,18 @@
-/** True for the wildcard addresses (`0.0.0.0`, `::`), which listen on every interface. */
+/**
+ * True for the wildcard addresses, which listen on every interface, however they are spelled
+ * (`0.0.0.0`, `0`, `0.0`, `00.0.0.0`, `::`, `::0.0.0.0`, `::ffff:0.0.0.0`): read as a URL host
+ * reads them, then compared.
+ */
 export function isWildcard(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, "");
-  return h === "0.0.0.0" || /^[0:]+$/.test(h);
+  if (h === "0.0.0.0" || /^[0:]+$/.test(h)) return true;
+  let canonical: string;
+  try {
+    canonical = new URL(`http://${h.includes(":") ? `[${h}]` : h}/`).hostname;
+  } catch {
+    return false;
+  }
+  return canonical === "0.0.0.0" || canonical === "[::]" || canonical === "[::ffff:0:0]";
 }
 
 const HOST_ENTRY = /^(?:\[[0-9a-f:.]+\]|[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_])?)(?::\d{1,5})?$/i;
@@ -287,8 +298,17 @@ export async function serveHttp(factory: () => Server, options: HttpOptions = {}
       resolve();
     });
   });
-  const bound = (http.address() as AddressInfo).port;
+  const address = http.address() as AddressInfo;
+  // What the system bound decides, whatever the spelling: every interface needs named hosts.
+  if ((address.address === "0.0.0.0" || address.address === "::") && options.allowedHosts === undefined) {
+    clearInterval(sweep);
+    await new Promise<void>((resolve) => http.close(() => resolve()));
+    throw new ToolgateConfigError("E_MCP_HTTP", `serveHttp: ${JSON.stringify(host)} listens on every interface; name the hosts clients connect to (allowedHosts, or --allowed-host on the CLI), or bind one address`);
+  }
+  const bound = address.port;
   const hosts = [`127.0.0.1:${bound}`, `localhost:${bound}`, `[::1]:${bound}`];
+  // Clients leave out the default port: on port 80 the Host and Origin headers carry none.
+  if (bound === 80) hosts.push("127.0.0.1", "localhost", "[::1]");
   if (!isLoopback(host) && !isWildcard(host)) hosts.push(`${host.includes(":") ? `[${host}]` : host}:${bound}`);
   const entries = (options.allowedHosts ?? hosts).map((h) => h.toLowerCase());
   const hasPort = (h: string): boolean => /:\d+$/.test(h.replace(/^\[[^\]]*\]/, ""));

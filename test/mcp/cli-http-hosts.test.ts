@@ -8,7 +8,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createMcpServer, serveHttp } from "../../src/mcp/index.js";
-import { checkHttpOptions } from "../../src/mcp/http.js";
+import { checkHttpOptions, isWildcard } from "../../src/mcp/http.js";
 import gate from "../fixtures/mcp/codes.js";
 import { runMain, spawnHttpServe } from "./helpers.js";
 import { UPSTREAM, tempDir } from "./proxy-helpers.js";
@@ -56,14 +56,36 @@ describe("serveHttp allowedHosts", () => {
     }
   });
 
-  it("a wildcard bind is refused without allowedHosts, with what to do", async () => {
-    for (const host of ["0.0.0.0", "::", "[::]"]) {
+  it("a wildcard bind is refused without allowedHosts, with what to do, however it is spelled", async () => {
+    for (const host of ["0.0.0.0", "::", "[::]", "0", "0.0", "00.0.0.0", "[::0.0.0.0]", "::0.0.0.0", "[::ffff:0.0.0.0]", "[0:0:0:0:0:0:0:0]"]) {
       await expect(serveHttp(factory, { host, allowNonLoopback: true })).rejects.toMatchObject({
         code: "E_MCP_HTTP",
         message: expect.stringMatching(/wildcard address .* name the hosts clients connect to \(allowedHosts/),
       });
     }
     expect(() => checkHttpOptions({ host: "0.0.0.0", allowNonLoopback: true, allowedHosts: ["tools.example"] })).not.toThrow();
+    expect(isWildcard("127.0.0.1")).toBe(false);
+    expect(isWildcard("[::1]")).toBe(false);
+    expect(isWildcard("tools.example")).toBe(false);
+  });
+
+  it("on port 80 the URL it prints works: Host and Origin without the default port are the server's own", async (ctx) => {
+    let http: Awaited<ReturnType<typeof serveHttp>>;
+    try {
+      http = await serveHttp(factory, { host: "127.0.0.1", port: 80 });
+    } catch (e) {
+      const code = (e as { code?: unknown }).code;
+      if (code === "EACCES" || code === "EADDRINUSE") return ctx.skip(); // port 80 needs privileges, or is taken
+      throw e;
+    }
+    try {
+      expect(http.url.href).toBe("http://127.0.0.1/mcp");
+      expect(await withHost(80, "127.0.0.1")).not.toBe(403);
+      expect(await withHost(80, "127.0.0.1:80")).not.toBe(403);
+      expect(await withHost(80, "evil.example")).toBe(403);
+    } finally {
+      await http.close();
+    }
   });
 
   it.each([

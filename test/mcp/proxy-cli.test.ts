@@ -112,6 +112,7 @@ describe("toolgate proxy: clear errors, bounded", () => {
     [["proxy", "--config", "/nonexistent/config.json", "--", "node"], /config file \/nonexistent\/config.json: not found \(E_PROXY_CONFIG\)/],
     [["proxy"], /expected an upstream/],
     [["proxy", "--upstream-url", "ftp://x", ], /must be http: or https:/],
+    [["proxy", "--upstream-url", "http://user:s3cretpw@127.0.0.1:1/mcp"], /^(?![\s\S]*s3cretpw)[\s\S]*--upstream-url must not carry a user or password/],
     [["proxy", "--no-lock", "--update-lock", "--", "node"], /--no-lock cannot be combined/],
     [["proxy", "--upstream-url", "http://127.0.0.1:1/mcp", "--upstream-token-env", "TG_UNSET_VAR_X"], /--upstream-token-env: environment variable TG_UNSET_VAR_X is not set/],
     [["proxy", "--token-env", "X", "--", "node"], /apply to --http only/],

@@ -18,6 +18,20 @@ describe("the proxy's diagnostics about an HTTP upstream", () => {
     expect(errorText(new Error("first line\nsecond"))).toBe("first line");
   });
 
+  it("strip credentials and query strings from URLs inside any error's text (fetch and Node quote the URL)", async () => {
+    expect(errorText(new TypeError("Request cannot be constructed from a URL that includes credentials: http://user:s3cretpw@127.0.0.1:1/mcp?api_key=QKEY123"))).toBe(
+      "Request cannot be constructed from a URL that includes credentials: http://127.0.0.1:1/mcp?…",
+    );
+    expect(errorText(new Error("GET HTTPS://u@h.example/p#f failed"))).toBe("GET HTTPS://h.example/p failed");
+    // The library, given such a URL: its start-up error never holds the password or the key.
+    const err = await createProxy({ upstream: { kind: "http", url: new URL("http://user:s3cretpw@127.0.0.1:9/mcp?api_key=QKEY123") }, startAttempts: 1, connectTimeoutMs: 2_000 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(Error);
+    expect(String((err as Error).message)).not.toMatch(/s3cretpw|QKEY123/);
+  });
+
   it("a start-up failure names the upstream without the API key in its query string", async () => {
     // Port 9 (discard) on loopback: nothing listens, so every attempt fails fast.
     const err = await createProxy({ upstream: { kind: "http", url: new URL("http://127.0.0.1:9/mcp?api_key=sk-live-123") }, startAttempts: 1, connectTimeoutMs: 2_000 }).then(

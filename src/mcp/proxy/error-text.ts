@@ -41,5 +41,13 @@ export function errorText(e: unknown, max = 300): string {
     return `${kind}${typeof e.code === "number" && e.code > 0 ? ` (HTTP ${e.code})` : ""}`.slice(0, max);
   }
   const text = e instanceof Error ? e.message : String(e);
-  return (text.split("\n", 1)[0] ?? "").slice(0, max);
+  return withoutUrlSecrets(text.split("\n", 1)[0] ?? "").slice(0, max);
+}
+
+/**
+ * URLs in an error's text without what may be a secret: the user and password, and the query
+ * string (an API key is often passed there), which fetch and Node put in their messages.
+ */
+export function withoutUrlSecrets(text: string): string {
+  return text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)(?:[^\s/?#@]*@)?([^\s/?#]*)([^\s?#]*)(\?[^\s#]*)?(#\S*)?/gi, (_m, scheme: string, host: string, path: string, query: string | undefined) => `${scheme}${host}${path}${query === undefined ? "" : "?…"}`);
 }
