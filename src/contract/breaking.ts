@@ -7,7 +7,8 @@
  * @module
  */
 import type { JsonSchema } from "../standard.js";
-import type { ContractSnapshot } from "./snapshot.js";
+import { parseSnapshot, type ContractSnapshot } from "./snapshot.js";
+import { ToolgateConfigError } from "../errors.js";
 import { deref, isObj, requiredOf, resolveRef, typesOf } from "./_schema.js";
 
 /** What changed. */
@@ -175,8 +176,60 @@ function enumOf(s: JsonSchema): string[] | undefined {
   return Array.isArray(s.enum) ? s.enum.map((v) => JSON.stringify(v)) : undefined;
 }
 
-const LOWER = ["minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties"] as const;
-const UPPER = ["maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties"] as const;
+const LOWER = ["minLength", "minItems", "minProperties"] as const;
+const UPPER = ["maxLength", "maxItems", "maxProperties"] as const;
+
+/** A numeric bound: its value, and whether the value itself is outside (`exclusive*`). */
+interface Bound {
+  readonly v: number;
+  readonly excl: boolean;
+}
+
+/**
+ * The bound `minimum` and `exclusiveMinimum` (or the maximum pair) set together, the tighter of
+ * the two; for integers an exclusive bound is the inclusive one next to it (`> 0` is `≥ 1`), so
+ * `positive()` and `min(1)` are the same bound.
+ */
+function boundOf(s: JsonSchema, lower: boolean, integer: boolean): Bound | undefined {
+  const inc = s[lower ? "minimum" : "maximum"];
+  const exc = s[lower ? "exclusiveMinimum" : "exclusiveMaximum"];
+  let b: Bound | undefined = typeof inc === "number" ? { v: inc, excl: false } : undefined;
+  if (typeof exc === "number") {
+    const e = { v: exc, excl: true };
+    b = b === undefined || tighter(b, e, lower) ? e : b;
+  }
+  if (b === undefined || !integer) return b;
+  // Integers: the nearest integer inside the bound, inclusive.
+  const v = lower ? (b.excl ? Math.floor(b.v) + 1 : Math.ceil(b.v)) : b.excl ? Math.ceil(b.v) - 1 : Math.floor(b.v);
+  return { v, excl: false };
+}
+
+/** True when `b` allows fewer values than `a` (a lower bound when `lower`). */
+function tighter(a: Bound, b: Bound, lower: boolean): boolean {
+  if (a.v !== b.v) return lower ? b.v > a.v : b.v < a.v;
+  return b.excl && !a.excl;
+}
+
+function showBound(b: Bound | undefined, lower: boolean): string {
+  return b === undefined ? "none" : `${lower ? (b.excl ? ">" : "≥") : b.excl ? "<" : "≤"} ${b.v}`;
+}
+
+function compareBounds(c: Ctx, o: JsonSchema, n: JsonSchema, path: string): void {
+  const integer = (s: JsonSchema) => {
+    const t = typeSet(s);
+    return t !== undefined && [...t].every((x) => x === "integer");
+  };
+  const int = integer(o) && integer(n);
+  for (const lower of [true, false]) {
+    const a = boundOf(o, lower, int);
+    const b = boundOf(n, lower, int);
+    if (a === undefined && b === undefined) continue;
+    const narrower = a === undefined || (b !== undefined && tighter(a, b, lower));
+    const wider = b === undefined || (a !== undefined && tighter(b, a, lower));
+    if (!narrower && !wider) continue;
+    change(c, path, narrower ? "bound_tightened" : "bound_loosened", narrower, `${lower ? "minimum" : "maximum"} ${showBound(a, lower)} → ${showBound(b, lower)}`);
+  }
+}
 const EXACT = ["pattern", "format", "multipleOf", "uniqueItems"] as const;
 
 function compare(c: Ctx, oldNode: unknown, newNode: unknown, path: string, depth: number): void {
@@ -232,6 +285,7 @@ function compareResolved(c: Ctx, o: JsonSchema, n: JsonSchema, path: string, dep
   if (eo !== undefined && (en === undefined || en.some((v) => !eo.includes(v)))) {
     change(c, path, "enum_widened", false, en === undefined ? "no longer limited to a list" : `now also allows ${en.filter((v) => !eo.includes(v)).join(", ")}`);
   }
+  compareBounds(c, o, n, path);
   for (const k of [...LOWER, ...UPPER]) {
     const a = typeof o[k] === "number" ? (o[k] as number) : undefined;
     const b = typeof n[k] === "number" ? (n[k] as number) : undefined;
@@ -248,9 +302,10 @@ function compareResolved(c: Ctx, o: JsonSchema, n: JsonSchema, path: string, dep
     if (kind === "constraint_changed") breakingEither(c, path, kind, detail);
     else change(c, path, kind, kind !== "constraint_removed", detail);
   }
-  if (o.default !== undefined && n.default !== undefined && !same(o.default, n.default)) {
-    // An absent field now means something else: callers relying on the default get another call.
-    c.out.push({ side: c.side, path, kind: "default_changed", breaking: c.side === "input", detail: `${show(path)}: default ${JSON.stringify(o.default)} → ${JSON.stringify(n.default)}` });
+  if ((o.default !== undefined || n.default !== undefined) && !same(o.default, n.default)) {
+    // An absent field now means something else (a default changed, added or removed): callers
+    // relying on the absence get another call.
+    c.out.push({ side: c.side, path, kind: "default_changed", breaking: c.side === "input", detail: `${show(path)}: default ${JSON.stringify(o.default) ?? "none"} → ${JSON.stringify(n.default) ?? "none"}` });
   }
   compareObjects(c, o, n, path, depth);
   compareArrays(c, o, n, path, depth);
@@ -336,12 +391,18 @@ function compareUnions(c: Ctx, bo: unknown[], bn: unknown[], path: string, depth
 }
 
 /**
- * Compare two snapshots (old → new).
+ * Compare two snapshots (old → new). Throws {@link ToolgateConfigError} `E_CHECK_OPTIONS` when
+ * either is not a toolgate contracts snapshot this version reads ({@link parseSnapshot}).
  * @example
  * const report = compareSnapshots(JSON.parse(readFileSync("contracts.json", "utf8")), snapshotOf(gate.list()));
  * for (const t of report.tools) if (!t.ok) console.log(t.name, t.changes.filter((c) => c.breaking));
  */
 export function compareSnapshots(prev: ContractSnapshot, next: ContractSnapshot): BreakingReport {
+  // Either may come from a file: a snapshot of another format or version is refused, not compared.
+  for (const [which, s] of [["prev", prev], ["next", next]] as const) {
+    const parsed = parseSnapshot(s);
+    if (!parsed.ok) throw new ToolgateConfigError("E_CHECK_OPTIONS", `compareSnapshots: ${which}: ${parsed.reason}`);
+  }
   const tools: ToolChanges[] = [];
   const names = [...new Set([...Object.keys(prev.tools), ...Object.keys(next.tools)])].sort();
   for (const name of names) {

@@ -8,7 +8,7 @@
 import fc from "fast-check";
 import type { JsonSchema } from "../standard.js";
 import { toJsonSchema } from "../standard.js";
-import type { AnyTool } from "../tool.js";
+import { isTool, type AnyTool } from "../tool.js";
 import { arbitraryFor } from "./arbitrary.js";
 import { applyMutation, mutationsOf, type Mutation } from "./mutate.js";
 import { CONTRACT_TARGETS, isContractTarget, targetContract, type ContractTarget, type TargetContract } from "./targets.js";
@@ -171,13 +171,15 @@ function unservable(tool: AnyTool, target: ContractTarget, o: DriftOptions): Tar
   return { target, ok: false, payloads: 0, findings, notes: [], nullable: [] };
 }
 
-function resolved(options: DriftOptions): Required<Pick<DriftOptions, "runs" | "seed" | "maxFindings">> & DriftOptions {
+function resolved(options: DriftOptions, who = "checkTool"): Required<Pick<DriftOptions, "runs" | "seed" | "maxFindings">> & DriftOptions {
+  if (typeof options !== "object" || options === null) throw new ToolgateConfigError("E_CHECK_OPTIONS", `${who}: options must be an object`);
   const runs = options.runs ?? DRIFT_DEFAULTS.runs;
   const seed = options.seed ?? DRIFT_DEFAULTS.seed;
   const maxFindings = options.maxFindings ?? DRIFT_DEFAULTS.maxFindings;
   const bad = (m: string): never => {
-    throw new ToolgateConfigError("E_CHECK_OPTIONS", `checkTool: ${m}`);
+    throw new ToolgateConfigError("E_CHECK_OPTIONS", `${who}: ${m}`);
   };
+  if (options.advertised !== undefined && typeof options.advertised !== "function") bad("advertised must be a function");
   if (!Number.isInteger(runs) || runs < 1 || runs > 1_000_000) bad("runs must be an integer from 1 to 1,000,000");
   if (!Number.isInteger(seed)) bad("seed must be an integer");
   if (!Number.isInteger(maxFindings) || maxFindings < 1 || maxFindings > 1000) bad("maxFindings must be an integer from 1 to 1,000");
@@ -195,6 +197,7 @@ function resolved(options: DriftOptions): Required<Pick<DriftOptions, "runs" | "
  * for (const t of report.targets) for (const f of t.findings) console.log(t.target, f);
  */
 export async function checkTool(tool: AnyTool, options: DriftOptions = {}): Promise<ToolReport> {
+  if (!isTool(tool)) throw new ToolgateConfigError("E_CHECK_OPTIONS", "checkTool: the first argument must be a defineTool(...) value");
   const o = resolved(options);
   const targets = o.targets ?? CONTRACT_TARGETS;
   let probe: RuntimeProbe | undefined;
@@ -219,8 +222,16 @@ export async function checkTool(tool: AnyTool, options: DriftOptions = {}): Prom
  * if (!report.ok) process.exitCode = 1;
  */
 export async function checkContracts(tools: readonly AnyTool[], options: DriftOptions = {}): Promise<CheckReport> {
-  const o = resolved(options);
+  if (!Array.isArray(tools) || !tools.every(isTool)) {
+    throw new ToolgateConfigError("E_CHECK_OPTIONS", "checkContracts: the first argument must be an array of defineTool(...) values (for a gate: gate.list().map((l) => gate.tool(l.name)!))");
+  }
+  const o = resolved(options, "checkContracts");
   const reports: ToolReport[] = [];
   for (const tool of tools) reports.push(await checkTool(tool, o));
   return { format: "toolgate-check", version: 1, ok: reports.every((r) => r.ok), seed: o.seed, runs: o.runs, tools: reports };
+}
+
+/** @internal The drift options' checks, for callers that take them ahead of a run (the contract suite). */
+export function _checkDriftOptions(options: DriftOptions, who: string): void {
+  resolved(options, who);
 }

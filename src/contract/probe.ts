@@ -16,7 +16,9 @@ export interface Unrepresentable {
 
 interface ZodDefLike {
   readonly type?: unknown;
-  readonly checks?: ReadonlyArray<{ readonly _zod?: { readonly def?: { readonly check?: unknown } } }>;
+  readonly checks?: ReadonlyArray<{ readonly _zod?: { readonly def?: { readonly check?: unknown; readonly format?: unknown; readonly pattern?: unknown } } }>;
+  /** A transform's function (`z.transform(fn)`, `.transform(fn)`). */
+  readonly transform?: unknown;
   readonly in?: { readonly _zod?: { readonly def?: ZodDefLike } };
   readonly out?: { readonly _zod?: { readonly def?: ZodDefLike } };
 }
@@ -45,8 +47,9 @@ export function fieldPath(jsonPath: readonly (string | number)[]): string {
 
 /**
  * List the sites of a schema's `side` that its JSON Schema cannot express (zod: `refine`,
- * `superRefine`, `check` with a custom function, `preprocess`, and on the input side an overwrite
- * such as `trim()` or `toLowerCase()`). Never throws; an empty list for
+ * `superRefine`, `check` with a custom function, a regex with flags; on the input side
+ * `preprocess`, an overwrite such as `trim()` or `toLowerCase()` before a check, a pipe into a
+ * schema that checks again, and a transform that takes `ctx`, which can add issues). Never throws; an empty list for
  * other vendors or when the conversion itself fails (that failure is reported elsewhere).
  * @example
  * probeUnrepresentable(z.object({ a: z.string().refine((s) => s !== "x") }), "input");
@@ -73,8 +76,24 @@ export function probeUnrepresentable(schema: StandardSchemaV1, side: "input" | "
       // trim(), toLowerCase(), toUpperCase(), normalize(): the checks after it see the rewritten value.
       add(path, "overwrite (trim/toLowerCase/toUpperCase/normalize) before a check: the runtime checks the rewritten value; the schema cannot say so");
     }
-    if (def.type === "pipe" && def.in?._zod?.def?.type === "transform" && side === "input") {
+    const preprocessed = def.type === "pipe" && def.in?._zod?.def?.type === "transform";
+    if (preprocessed && side === "input") {
       add(path, "preprocess: the runtime transforms the value before validating it; the schema describes the value after");
+    }
+    if (side === "input" && def.type === "pipe" && !checksNothing && !overwrittenThenPiped && !preprocessed) {
+      add(path, "pipe into a second schema: the runtime checks the value against it too; the schema describes only the first");
+    }
+    // A transform that takes the context can refuse a value (`ctx.addIssue`) the schema accepts.
+    // The input side describes a pipe's first schema only: the transform it pipes into is not visited.
+    const fn = def.type === "transform" ? def.transform : piped?.type === "transform" ? piped.transform : undefined;
+    if (side === "input" && typeof fn === "function" && fn.length >= 2) {
+      add(path, "transform that takes ctx: it can refuse values (ctx.addIssue) that the schema accepts");
+    }
+    for (const c of def.checks ?? []) {
+      const d = c._zod?.def;
+      if (d?.check === "string_format" && d.format === "regex" && d.pattern instanceof RegExp && /[ims]/.test(d.pattern.flags)) {
+        add(path, `regex with flags (${d.pattern.flags}): a JSON Schema pattern takes none, so the advertised pattern matches other strings than the runtime`);
+      }
     }
   };
   try {

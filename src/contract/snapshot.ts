@@ -6,6 +6,7 @@
 import type { JsonSchema } from "../standard.js";
 import type { ToolListing } from "../json-schema.js";
 import { isObj } from "./_schema.js";
+import { ToolgateConfigError } from "../errors.js";
 
 /** One tool's advertised contract (MCP, JSON Schema 2020-12). */
 export interface ToolContract {
@@ -29,6 +30,9 @@ export interface ContractSnapshot {
  * writeFileSync("contracts.json", JSON.stringify(snapshotOf(gate.list()), null, 2) + "\n");
  */
 export function snapshotOf(listings: readonly ToolListing[]): ContractSnapshot {
+  if (!Array.isArray(listings) || !listings.every((l) => isObj(l) && typeof l.name === "string" && isObj(l.inputSchema))) {
+    throw new ToolgateConfigError("E_CHECK_OPTIONS", "snapshotOf: the argument must be a gate's listings (gate.list())");
+  }
   const tools: Record<string, ToolContract> = {};
   for (const l of [...listings].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
     tools[l.name] = {

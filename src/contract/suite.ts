@@ -8,13 +8,13 @@
 import fc from "fast-check";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { createGate, type Gate } from "../gate.js";
-import { defineTool, type AnyTool } from "../tool.js";
-import { transient } from "../errors.js";
+import { defineTool, isTool, type AnyTool } from "../tool.js";
+import { ToolgateConfigError, transient } from "../errors.js";
 import { isPromiseLike, toJsonSchema } from "../standard.js";
 import { advertisedInput } from "../json-schema.js";
 import { arbitraryFor } from "./arbitrary.js";
 import { applyMutation, mutationsOf } from "./mutate.js";
-import { checkTool, type DriftOptions } from "./drift.js";
+import { _checkDriftOptions, checkTool, type DriftOptions } from "./drift.js";
 import { formatReport } from "./format.js";
 import { compileAdvertised } from "./verdict.js";
 
@@ -244,9 +244,26 @@ function drift(tool: AnyTool, d: DriftOptions): ContractProperty {
  * }
  */
 export function contractProperties(tool: AnyTool, options: ContractSuiteOptions = {}): ContractProperty[] {
+  checkSuiteOptions(tool, options, "contractProperties");
   const props = [inputGuard(tool, options), outputGuard(tool, options), retryCap(tool, options)];
   if (options.drift !== false) props.push(drift(tool, { ...(options.seed !== undefined ? { seed: options.seed } : {}), ...(options.drift ?? {}) }));
   return props;
+}
+
+/**
+ * Checked before any property runs: a fractional `runs` made fast-check spin forever, and `runs: 0`
+ * passed every property without generating a case.
+ */
+function checkSuiteOptions(tool: unknown, options: unknown, who: string): void {
+  const bad = (m: string): never => {
+    throw new ToolgateConfigError("E_CHECK_OPTIONS", `${who}: ${m}`);
+  };
+  if (!isTool(tool)) bad("the first argument must be a defineTool(...) value");
+  if (typeof options !== "object" || options === null) bad("options must be an object");
+  const o = options as ContractSuiteOptions;
+  if (o.runs !== undefined && (!Number.isInteger(o.runs) || o.runs < 1 || o.runs > 1_000_000)) bad("runs must be an integer from 1 to 1,000,000");
+  if (o.seed !== undefined && !Number.isInteger(o.seed)) bad("seed must be an integer");
+  if (o.drift !== undefined && o.drift !== false) _checkDriftOptions(o.drift, `${who} (drift)`);
 }
 
 /** The `test`/`it` function of vitest, node:test or jest. */
@@ -261,6 +278,8 @@ export type TestFn = (name: string, fn: () => Promise<void>) => unknown;
  * contractSuite(getOrder, { it, seed: 7 });
  */
 export function contractSuite(tool: AnyTool, options: ContractSuiteOptions & { readonly it: TestFn }): void {
+  checkSuiteOptions(tool, options, "contractSuite");
+  if (typeof options.it !== "function") throw new ToolgateConfigError("E_CHECK_OPTIONS", "contractSuite: options.it must be your test framework's it or test function");
   for (const p of contractProperties(tool, options)) {
     options.it(p.name, async () => {
       const r = await p.run();

@@ -133,6 +133,33 @@ describe("breaking-change detection: definitions, defaults, effects, combinators
     expect(r.list).toEqual(["BREAKING input default_changed n"]);
   });
 
+  it("a default added or removed is breaking on the input side (an absent field now means something else)", () => {
+    expect(changes(snap(z.object({ s: z.string().optional() })), snap(z.object({ s: z.string().default("x") }))).list).toEqual(["BREAKING input default_changed s"]);
+    expect(changes(snap(z.object({ s: z.string().default("x") })), snap(z.object({ s: z.string().optional() }))).list).toEqual(["BREAKING input default_changed s"]);
+  });
+
+  it("minimum and exclusiveMinimum are one bound (and maximum likewise): gt(0) → min(0) is looser, positive() equals min(1) for integers", () => {
+    const n = (s: z.ZodType) => snap(z.object({ n: s }));
+    expect(changes(n(z.number().gt(0)), n(z.number().min(0))).list).toEqual(["ok input bound_loosened n"]);
+    expect(changes(n(z.number().min(0)), n(z.number().gt(0))).list).toEqual(["BREAKING input bound_tightened n"]);
+    expect(changes(n(z.number().lt(10)), n(z.number().max(10))).list).toEqual(["ok input bound_loosened n"]);
+    expect(changes(n(z.number().int().positive()), n(z.number().int().min(1))).list).toEqual([]);
+    expect(changes(n(z.number().int().lt(10)), n(z.number().int().max(9))).list).toEqual([]);
+    const out = (s: z.ZodType) => snap(z.object({}), "1.0.0", z.object({ n: s }));
+    const narrower = changes(out(z.number().max(10)), out(z.number().lt(10)));
+    expect(narrower.list).toEqual(["ok output bound_tightened n"]);
+    expect(narrower.ok).toBe(true);
+  });
+
+  it("compareSnapshots refuses what is not a snapshot this version reads, naming which side", () => {
+    const good = snap(base);
+    expect(() => compareSnapshots({} as ContractSnapshot, good)).toThrow(expect.objectContaining({ code: "E_CHECK_OPTIONS", message: expect.stringContaining("compareSnapshots: prev: not a toolgate contracts snapshot") }));
+    expect(() => compareSnapshots(good, { ...good, version: 2 } as unknown as ContractSnapshot)).toThrow(/compareSnapshots: next: unsupported snapshot version 2/);
+    const numbered = { ...good, tools: { t: { ...good.tools.t!, version: 3 } } } as unknown as ContractSnapshot;
+    expect(() => compareSnapshots(good, numbered)).toThrow(/tool "t": expected \{ version: string/);
+    expect(() => snapshotOf(undefined as never)).toThrow(/snapshotOf: the argument must be a gate's listings/);
+  });
+
   it("a changed effect is breaking (retries and idempotency follow it)", () => {
     const t = (effect: "read" | "write") =>
       snapshotOf(createGate({ tools: [defineTool({ name: "t", version: "1.0.0", description: "d", input: z.object({}), output: z.object({ ok: z.boolean() }), effect, execute: () => ({ ok: true }) })] }).list());

@@ -92,8 +92,27 @@ const cases: CorpusCase[] = [
   {
     name: "pipe",
     tool: toolOf("pipe", z.object({ a: z.string().pipe(z.string().min(2)) })),
-    expect: all("drift advertised a"),
-    why: "the input side of a pipe shows only its first stage; min(2) of the second is lost",
+    expect: [...all("unrepresentable input a"), ...all("drift advertised a")],
+    why: "the input side of a pipe shows only its first stage; min(2) of the second is lost (reported by the probe, and found)",
+  },
+  {
+    name: "pipe_found_only_by_the_probe",
+    tool: toolOf("pipe_found_only_by_the_probe", z.object({ t: z.string().pipe(z.string().max(20)) })),
+    expect: all("unrepresentable input t"),
+    why: "generated strings are short: only the probe sees that max(20) of the second stage is not advertised",
+  },
+  {
+    name: "transform_with_ctx",
+    tool: toolOf("transform_with_ctx", z.object({ user: z.string().transform((s, ctx) => (s === "admin" ? (ctx.addIssue({ code: "custom", message: "reserved" }), s) : s)) })),
+    expect: all("unrepresentable input user"),
+    why: "a transform that takes ctx can refuse a value the schema accepts ('admin' is never generated)",
+  },
+  {
+    name: "regex_flags",
+    tool: toolOf("regex_flags", z.object({ tag: z.string().regex(/^[a-z]+$/i) })),
+    expect: all("unrepresentable input tag"),
+    allow: all("drift runtime tag"),
+    why: "a JSON Schema pattern takes no flags: /i is lost from the advertised pattern",
   },
   {
     name: "nested_arrays_of_objects",

@@ -3,8 +3,8 @@ import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { z } from "zod";
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from "@standard-schema/spec";
-import { defineTool } from "../../src/index.js";
-import { contractProperties, contractSuite } from "../../src/testing/index.js";
+import { createGate, defineTool } from "../../src/index.js";
+import { checkContracts, checkTool, contractProperties, contractSuite } from "../../src/testing/index.js";
 import { createFakeOrders, makeOrderTools } from "../../examples/orders/index.js";
 
 const [getOrder, createRefund] = makeOrderTools(createFakeOrders());
@@ -82,6 +82,29 @@ describe("contractProperties catch what they claim to", () => {
     const r = await run(tool, "INVALID_OUTPUT");
     expect(r.ok).toBe(false);
     expect(r.message).toContain("output the schema refuses was answered ok");
+  });
+});
+
+describe("contract suite and checks: bad arguments are refused before anything runs", () => {
+  const [getOrder] = makeOrderTools(createFakeOrders());
+  it.each([
+    [{ runs: 2.5 }, /runs must be an integer from 1 to 1,000,000/],
+    [{ runs: 0 }, /runs must be an integer/],
+    [{ runs: -1 }, /runs must be an integer/],
+    [{ runs: "x" }, /runs must be an integer/],
+    [{ seed: 1.5 }, /seed must be an integer/],
+    [{ drift: { runs: 0.5 } }, /contractProperties \(drift\): runs must be an integer/],
+  ])("contractProperties(%j) throws E_CHECK_OPTIONS", (options, message) => {
+    expect(() => contractProperties(getOrder!, options as never)).toThrow(expect.objectContaining({ code: "E_CHECK_OPTIONS", message: expect.stringMatching(message) }));
+  });
+
+  it("a tool that is not one, or no test function, is named", async () => {
+    expect(() => contractProperties(undefined as never)).toThrow(/contractProperties: the first argument must be a defineTool/);
+    expect(() => contractSuite(getOrder!, {} as never)).toThrow(/contractSuite: options.it must be/);
+    await expect(checkTool({} as never)).rejects.toThrow(/checkTool: the first argument must be a defineTool/);
+    await expect(checkTool(getOrder!, null as never)).rejects.toThrow(/checkTool: options must be an object/);
+    await expect(checkTool(getOrder!, { advertised: 5 } as never)).rejects.toThrow(/advertised must be a function/);
+    await expect(checkContracts(createGate({ tools: [getOrder!] }) as never)).rejects.toThrow(/checkContracts: the first argument must be an array of defineTool/);
   });
 });
 
