@@ -69,6 +69,7 @@ export function targetContract(
   advertised?: JsonSchema,
   mapBack = true,
 ): { ok: true; contract: TargetContract } | { ok: false; reason: string } {
+  if (!isContractTarget(target)) return { ok: false, reason: `unknown target ${JSON.stringify(target)}; the targets are ${CONTRACT_TARGETS.join(", ")}` };
   const dialect: Dialect = target === "draft-07" ? "draft-07" : "draft-2020-12";
   let base: JsonSchema;
   if (advertised !== undefined) base = advertised;

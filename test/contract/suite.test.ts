@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { z } from "zod";
 import type { StandardJSONSchemaV1, StandardSchemaV1 } from "@standard-schema/spec";
 import { createGate, defineTool } from "../../src/index.js";
-import { checkContracts, checkTool, contractProperties, contractSuite } from "../../src/testing/index.js";
+import { checkContracts, checkTool, contractProperties, contractSuite, targetContract } from "../../src/testing/index.js";
 import { createFakeOrders, makeOrderTools } from "../../examples/orders/index.js";
 
 const [getOrder, createRefund] = makeOrderTools(createFakeOrders());
@@ -105,6 +105,7 @@ describe("contract suite and checks: bad arguments are refused before anything r
     await expect(checkTool(getOrder!, null as never)).rejects.toThrow(/checkTool: options must be an object/);
     await expect(checkTool(getOrder!, { advertised: 5 } as never)).rejects.toThrow(/advertised must be a function/);
     await expect(checkContracts(createGate({ tools: [getOrder!] }) as never)).rejects.toThrow(/checkContracts: the first argument must be an array of defineTool/);
+    expect(targetContract(getOrder!, "bogus" as never)).toEqual({ ok: false, reason: 'unknown target "bogus"; the targets are mcp, draft-07, openai, anthropic' });
   });
 });
 
