@@ -22,6 +22,10 @@ export interface RedactOptions {
 export function _checkRedactOptions(o: unknown, fail: (message: string) => never): void {
   if (typeof o !== "object" || o === null) fail("redact must be an object");
   checkKnownKeys(o, ["patterns", "replaceDefaults", "replacement"], "redact.", fail);
+  const { patterns, replaceDefaults, replacement } = o as Record<string, unknown>;
+  if (patterns !== undefined && (!Array.isArray(patterns) || !patterns.every((p) => p instanceof RegExp))) fail("redact.patterns must be an array of RegExp");
+  if (replaceDefaults !== undefined && typeof replaceDefaults !== "boolean") fail("redact.replaceDefaults must be a boolean");
+  if (replacement !== undefined && typeof replacement !== "string") fail("redact.replacement must be a string");
 }
 
 /** The shapes scrubbed by default: provider API keys, cloud keys, bearer tokens, JWTs, private keys. */
@@ -44,6 +48,18 @@ export const DEFAULT_SECRET_PATTERNS: readonly RegExp[] = Object.freeze([
   // the name, so the engine looks for a name first (cheaper).
   /(?:api[_-]?key|secret|password|passwd|token)(?<!(?:page|next|next[_-]?sync|continuation|cursor|resume|(?<![a-z0-9])sync)[_-]?token)(?<!(?<![a-z0-9])is[_-]?(?:api[_-]?key|secret|password|passwd|token))(?:[_-]?(?:access[_-]?)?key)?["']?\s*[:=]\s*["']?(?:(?!&[\w.-]*=)[^\s"',;]){6,}/gi,
 ]);
+
+/**
+ * @internal A key whose value is a secret by its name alone (`password`, `apiKey`, `access_token`,
+ * `SECRET_KEY`, `authorization`), with the same spared names as the `key=value` default pattern
+ * (a cursor's `pageToken`, a flag's `isSecret`): for redacting parsed values by key, where the
+ * text patterns stop at a space or a comma inside the value.
+ */
+export function _isSecretKeyName(key: string): boolean {
+  return SECRET_KEY_NAME.test(key);
+}
+const SECRET_KEY_NAME =
+  /(?:api[_-]?key|secret|password|passwd|token|authorization|credentials?|private[_-]?key)(?<!(?:page|next|next[_-]?sync|continuation|cursor|resume|(?<![a-z0-9])sync)[_-]?token)(?<!(?<![a-z0-9])is[_-]?(?:api[_-]?key|secret|password|passwd|token))(?:[_-]?(?:access[_-]?)?key)?$/i;
 
 /**
  * No default pattern matches fewer characters than this: the shortest is the `key=value` shape

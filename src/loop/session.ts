@@ -5,7 +5,8 @@
  */
 import { randomUUID } from "node:crypto";
 import { TOOL_ERROR_CODES, type ToolFailure, type ToolResult } from "../result.js";
-import { truncate } from "../redact.js";
+import { _isSecretKeyName, truncate } from "../redact.js";
+import { ToolgateConfigError } from "../errors.js";
 import { MAX_ISSUE_PATH } from "../issues.js";
 import { recordedIssuePaths } from "../issue-paths.js";
 import { argsValue, callKey, canonicalJson, canonicalValue } from "./canonical.js";
@@ -106,14 +107,33 @@ const MAX_SHARED = 8;
 const UNKNOWN = "\u0000unknown_tool";
 const ABSENT = Symbol("absent");
 
+const EFFECTS: readonly unknown[] = ["none", "applied", "unknown"];
+
+/**
+ * A result the loop can decide on: the envelope's fields with their types (an envelope read back
+ * from elsewhere may be anything; a wrong one is `not_an_envelope`, never a throw further in).
+ */
 function isEnvelope(r: unknown): r is ToolResult {
   if (typeof r !== "object" || r === null) return false;
   const o = r as Record<string, unknown>;
-  const meta = o.meta;
+  const meta = o.meta as Record<string, unknown> | null | undefined;
   if (typeof meta !== "object" || meta === null) return false;
+  if (typeof meta.version !== "string" || typeof meta.callId !== "string" || typeof meta.attempts !== "number") return false;
   if (o.ok === true) return true;
-  return o.ok === false && typeof o.code === "string" && (TOOL_ERROR_CODES as readonly string[]).includes(o.code) && typeof o.effect === "string";
+  if (o.ok !== false || typeof o.code !== "string" || !(TOOL_ERROR_CODES as readonly string[]).includes(o.code) || !EFFECTS.includes(o.effect)) return false;
+  const issues = o.issues;
+  if (issues === undefined) return true;
+  if (!Array.isArray(issues)) return false;
+  for (const i of issues as unknown[]) {
+    const x = i as Record<string, unknown> | null;
+    if (typeof x !== "object" || x === null || typeof x.path !== "string" || typeof x.code !== "string" || typeof x.message !== "string") return false;
+  }
+  return true;
 }
+
+/** Evidence holds at most this many issue paths, each at most this long, and a tool name this long. */
+const MAX_EVIDENCE_PATHS = 20;
+const MAX_EVIDENCE_TEXT = 200;
 
 /** Whether a field holds the same value before and after a repair (`"42"` is not `42`; too large to compare is not the same). */
 function same(a: unknown, b: unknown): boolean {
@@ -227,8 +247,12 @@ class Session implements LoopSession {
   }
 
   admit(call: ProposedCall): Admission {
-    const callId = typeof call.callId === "string" && call.callId.length > 0 ? call.callId : randomUUID();
-    if (this.#outcome !== undefined) return this.#refuse(call, callId, "stopped");
+    let callId = typeof call.callId === "string" && call.callId.length > 0 ? call.callId : randomUUID();
+    // The run has ended: every later call is refused with the outcome's reason, and not kept (a
+    // host that keeps calling must not grow the session).
+    if (this.#outcome !== undefined) return { ok: false, decision: this.#stopAgain(call, callId) };
+    // The same id twice in flight (a host's bug): the second gets its own, so their order survives.
+    if (this.#admittedAt.has(callId)) callId = randomUUID();
     if (this.#turns === 0) this.#turns = 1;
     if (this.#calls >= this.o.maxCalls) return this.#refuse(call, callId, "call_limit");
     // Hash only when something failed before: the valid path pays nothing.
@@ -265,6 +289,12 @@ class Session implements LoopSession {
     const callId = call.callId ?? (envelope ? result.meta.callId : randomUUID());
     const admittedAt = this.#admittedAt.get(callId);
     this.#admittedAt.delete(callId);
+    if (admittedAt === undefined) {
+      // A call the session did not admit: once the run has ended it changes nothing; before, it
+      // counts against `maxCalls` as an admitted one does.
+      if (this.#outcome !== undefined) return this.#stopAgain(call, callId);
+      this.#calls++;
+    }
     this.#seq++;
     const d = envelope ? this.#decide(call, { tool: call.tool, callId }, result, admittedAt) : this.#stop("not_an_envelope", { tool: call.tool, callId });
     this.#steps.push(envelope ? { tool: call.tool, callId, result, decision: d } : { tool: call.tool, callId, decision: d });
@@ -273,7 +303,7 @@ class Session implements LoopSession {
 
   async run(call: ProposedCall, execute: (call: AdmittedCall) => Promise<ToolResult> | ToolResult): Promise<LoopStep> {
     const adm = this.admit(call);
-    if (!adm.ok) return this.#steps[this.#steps.length - 1]!;
+    if (!adm.ok) return { tool: call.tool, callId: adm.decision.callId ?? "", decision: adm.decision };
     let result: unknown;
     try {
       result = await execute(adm.call);
@@ -378,6 +408,13 @@ class Session implements LoopSession {
     return this.#emit<StopDecision>({ action: "stop", reason, message: LOOP_MESSAGES[reason], ...(at ?? {}), ...extra });
   }
 
+  /** After the run ended: `stopped` again for this call, told to `onDecision`, neither counted nor kept. */
+  #stopAgain(call: ProposedCall, callId: string): StopDecision {
+    const d: StopDecision = { action: "stop", reason: "stopped", message: LOOP_MESSAGES.stopped, tool: call.tool, callId };
+    this.o.onDecision?.(d);
+    return d;
+  }
+
   #refuse(call: ProposedCall, callId: string, reason: StopReason, extra: Partial<StopDecision> = {}): Admission {
     this.#calls++;
     const decision = this.#stop(reason, { tool: call.tool, callId }, extra);
@@ -396,13 +433,13 @@ class Session implements LoopSession {
   ): LoopEvidence {
     const gateCallId = repeatOf === undefined ? f.meta?.callId : undefined;
     const e: LoopEvidence = Object.freeze({
-      tool: call.tool,
-      version: f.meta?.version ?? "",
+      tool: truncate(String(call.tool), MAX_EVIDENCE_TEXT),
+      version: truncate(f.meta?.version ?? "", MAX_EVIDENCE_TEXT),
       code: f.code,
-      issuePaths: Object.freeze([...paths]),
+      issuePaths: Object.freeze(paths.slice(0, MAX_EVIDENCE_PATHS).map((p) => truncate(p, MAX_EVIDENCE_TEXT))),
       callId,
-      ...(gateCallId !== undefined && gateCallId !== callId ? { gateCallId } : {}),
-      at: new Date(this.o.now()).toISOString(),
+      ...(gateCallId !== undefined && gateCallId !== callId ? { gateCallId: truncate(gateCallId, MAX_EVIDENCE_TEXT) } : {}),
+      at: isoTime(this.o.now),
       effect: f.effect,
       attempts: f.meta?.attempts ?? 0,
       action,
@@ -416,7 +453,33 @@ class Session implements LoopSession {
 
   #argumentsText(args: unknown): { arguments?: string } {
     if (!this.o.includeArguments) return {};
-    const text = canonicalJson(args) ?? (typeof args === "string" ? args : "<unrepresentable>");
+    // A value under a secret key name is replaced whole first: the text patterns stop at a space or
+    // a comma inside it ("correct horse battery staple"), or miss a short one.
+    const v = argsValue(args);
+    const text = (v.parsed ? canonicalJson(withoutSecretKeys(v.value, 0)) : undefined) ?? canonicalJson(args) ?? (typeof args === "string" ? args : "<unrepresentable>");
     return { arguments: truncate(this.o.redact(text), 2_000) };
   }
+}
+
+/** A copy of a parsed value with every value under a secret key name replaced (bounded in depth). */
+function withoutSecretKeys(v: unknown, depth: number): unknown {
+  if (typeof v !== "object" || v === null || depth > 64) return v;
+  if (Array.isArray(v)) return v.map((x) => withoutSecretKeys(x, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) out[k] = _isSecretKeyName(k) && x !== null ? "[REDACTED]" : withoutSecretKeys(x, depth + 1);
+  return out;
+}
+
+/** The evidence time: `now()` must give epoch milliseconds (a clock that does not is named, not thrown as a RangeError). */
+function isoTime(now: () => number): string {
+  let t: unknown;
+  try {
+    t = now();
+  } catch (e) {
+    throw Object.assign(new ToolgateConfigError("E_LOOP_OPTIONS", "createLoopPolicy: now() threw; it must return epoch milliseconds"), { cause: e });
+  }
+  if (typeof t !== "number" || !Number.isFinite(t) || Math.abs(t) > 8.64e15) {
+    throw new ToolgateConfigError("E_LOOP_OPTIONS", "createLoopPolicy: now() must return epoch milliseconds (a finite number, as Date.now() does)");
+  }
+  return new Date(t).toISOString();
 }
