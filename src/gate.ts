@@ -73,6 +73,7 @@ const MSG = {
   cancelledAfter: "The call was cancelled while its result was being checked; the tool had already run",
   checkTimeout: "The tool's result could not be checked in time; the tool had already run",
   replayWithheld: "This idempotency key's call succeeded, but its stored result cannot be replayed in full (secret fields were withheld)",
+  replayUnstorable: "This idempotency key's call succeeded, but its result could not be stored, so it cannot be replayed",
   replayOtherVersion: "This idempotency key's call succeeded under another tool version, and its stored result does not match the current output contract",
   internal: "The call failed inside the gate",
 } as const;
@@ -413,7 +414,9 @@ function replayedAs(call: Call, rt: ToolRuntime, done: Done, signal: AbortSignal
   const stored = done.replayed === true ? done.storedVersion : undefined;
   const c = stored !== undefined && stored !== rt.tool.version ? new Call(call.g, call.tool, call.name, call.callId, call.t0, stored) : call;
   c.listened = call.listened; // the same gate call, as its listeners heard it begin
-  if (done.ok && done.withheld === true) return finish(c, { ok: false, failure: _fail("FAILED", MSG.replayWithheld, false, "applied"), replayed: true }, 0);
+  if (done.ok && done.withheld === true) {
+    return finish(c, { ok: false, failure: _fail("FAILED", done.unstorable === true ? MSG.replayUnstorable : MSG.replayWithheld, false, "applied"), replayed: true }, 0);
+  }
   if (!done.ok || c === call) return finish(c, done, 0);
   return underTodaysContract(rt.tool.output, done.data, signal, rt.timeoutMs).then((data) => {
     if (data === CANCELLED || data === TIMED_OUT) return finish(c, { ...unfinishedCheck(rt.tool, data), replayed: true }, 0);

@@ -29,6 +29,8 @@ export type StepDone =
       readonly storedVersion?: string;
       /** A replay whose stored copy may break the contract (values were withheld): answer FAILED/applied, not the data. */
       readonly withheld?: boolean;
+      /** A replay of a success whose result could not be stored (not JSON: a bigint, a cycle): nothing to replay. */
+      readonly unstorable?: boolean;
     }
   | {
       readonly ok: false;
@@ -297,20 +299,8 @@ async function store(g: ResolvedGate, t: Ticket, final: StepDone, attempts: numb
     // Secret-marked output fields as capture stores them, then every string through the patterns.
     // Inside the try: a value JSON cannot hold (a bigint, a cycle) fails the store, not the call.
     let body: Record<string, unknown>;
-    if (final.ok) {
-      const redacted = _redactDeep(final.data, g.redact);
-      const data = maskSecretFields(redacted, t.outputSchema);
-      // Withheld: redaction changed the copy and it may no longer keep the output contract (a
-      // secret number, a token a length rule or enum constrains). Decided without running the
-      // tool's schema again (it may be async, or have side effects): the compiled output check,
-      // when the tool has one, vouches for the copy; without one, a copy with a masked secret field
-      // counts as withheld, and strings only the secret patterns rewrote are replayed as they are.
-      const redactedJson = JSON.stringify(redacted);
-      const masked = JSON.stringify(data) !== redactedJson;
-      const changed = masked || redactedJson !== JSON.stringify(final.data);
-      const withheld = changed && (t.fastOutput !== undefined ? t.fastOutput(data) === NO : masked);
-      body = withheld ? { ok: true, data, withheld: true } : { ok: true, data }; // data is redacted already
-    } else body = { ok: false, ...failureOf(final.failure, g.redact) };
+    if (final.ok) body = storedSuccess(g, t, final.data);
+    else body = { ok: false, ...failureOf(final.failure, g.redact) };
     const settled = await t.ledger.settle(t.id, t.owner, {
       code: final.ok ? "OK" : final.failure.code,
       effect: final.ok ? "applied" : final.failure.effect,
@@ -322,6 +312,36 @@ async function store(g: ResolvedGate, t: Ticket, final: StepDone, attempts: numb
   } catch (e) {
     g.onHookError("ledger", e); // the entry stays in flight: `toolgate ledger unresolved` shows it
   }
+}
+
+/**
+ * The stored body of a success. A result JSON cannot hold (a bigint, a cycle, a throwing `toJSON`)
+ * is still settled, as a success with nothing to replay — the effect applied, and a retry must not
+ * wait on a claim that looks in flight, nor run again — and the failure is the ledger hook's error.
+ */
+function storedSuccess(g: ResolvedGate, t: Ticket, result: unknown): Record<string, unknown> {
+  try {
+    return storableSuccess(g, t, result);
+  } catch (e) {
+    g.onHookError("ledger", e);
+    return { ok: true, data: null, withheld: true, unstorable: true };
+  }
+}
+
+/** The stored copy of a success: secret-marked fields masked, every string through the patterns. */
+function storableSuccess(g: ResolvedGate, t: Ticket, result: unknown): Record<string, unknown> {
+  const redacted = _redactDeep(result, g.redact);
+  const data = maskSecretFields(redacted, t.outputSchema);
+  // Withheld: redaction changed the copy and it may no longer keep the output contract (a
+  // secret number, a token a length rule or enum constrains). Decided without running the
+  // tool's schema again (it may be async, or have side effects): the compiled output check,
+  // when the tool has one, vouches for the copy; without one, a copy with a masked secret field
+  // counts as withheld, and strings only the secret patterns rewrote are replayed as they are.
+  const redactedJson = JSON.stringify(redacted);
+  const masked = JSON.stringify(data) !== redactedJson;
+  const changed = masked || redactedJson !== JSON.stringify(result);
+  const withheld = changed && (t.fastOutput !== undefined ? t.fastOutput(data) === NO : masked);
+  return withheld ? { ok: true, data, withheld: true } : { ok: true, data }; // data is redacted already
 }
 
 /**
@@ -353,6 +373,7 @@ function replay(entry: LedgerEntry): StepDone {
   try {
     const body = JSON.parse(entry.result ?? "") as { ok?: unknown; data?: unknown } & Record<string, unknown>;
     if (body.ok === true) {
+      if (body.unstorable === true) return { ok: true, data: null, replayed: true, storedVersion, withheld: true, unstorable: true };
       return body.withheld === true ? { ok: true, data: body.data, replayed: true, storedVersion, withheld: true } : { ok: true, data: body.data, replayed: true, storedVersion };
     }
     const failure = body.ok === false ? storedFailure(body) : undefined;

@@ -33,10 +33,13 @@ export function _decide(current: LedgerEntry | undefined, req: ClaimRequest, now
   if (current === undefined) return { do: "insert", expired: undefined };
   const live = current.state === "in_flight" && current.leaseUntil > now;
   if (current.expiresAt <= now) {
-    // An expired key is a new request, but not while its claim is still running: the key's
-    // lifetime may be shorter than the lease (ttlMs < lease), and inserting now would run the
-    // write a second time beside the first. Wait for it, whatever the arguments.
-    return live ? inFlight(current, now) : { do: "insert", expired: current };
+    // An expired key is a new request, but not while its claim is still running (the key's
+    // lifetime may be shorter than the lease: wait for it, whatever the arguments), nor while the
+    // outcome is unknown — crashed in flight, or settled with effect "unknown": a new execution
+    // would repeat an effect nobody has checked. Such a key stays held, and its claim goes on as if
+    // it had not expired (take over and check state, or answer FAILED unknown).
+    if (live) return inFlight(current, now);
+    if (!_isUnresolved(current)) return { do: "insert", expired: current };
   }
   if (current.fingerprint !== req.fingerprint) return { do: "answer", outcome: { status: "mismatch", entry: current } };
   if (current.state === "settled") {
@@ -79,8 +82,12 @@ export function _newEntry(req: ClaimRequest, now: number, ttlMs: number): Ledger
   };
 }
 
-/** The entry after a takeover: in flight again under the new owner, its effects kept. */
-export function _takenOver(e: LedgerEntry, req: ClaimRequest, now: number): LedgerEntry {
+/**
+ * The entry after a takeover: in flight again under the new owner, its effects kept, its key's
+ * lifetime renewed (a takeover of an expired key must not settle an outcome that a retry a moment
+ * later would find expired and run again).
+ */
+export function _takenOver(e: LedgerEntry, req: ClaimRequest, now: number, ttlMs: number): LedgerEntry {
   return {
     ...e,
     callId: req.callId,
@@ -93,6 +100,7 @@ export function _takenOver(e: LedgerEntry, req: ClaimRequest, now: number): Ledg
     attempts: 0,
     claims: e.claims + 1,
     updatedAt: now,
+    expiresAt: Math.max(e.expiresAt, now + ttlMs),
     leaseUntil: now + req.leaseMs,
   };
 }

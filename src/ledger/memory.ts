@@ -90,7 +90,7 @@ export function memoryLedger(options: MemoryLedgerOptions = {}): Ledger {
       const d = _decide(current, req, t);
       if (d.do === "answer") return { ...d.outcome, entry: copy(d.outcome.entry) } as ClaimOutcome;
       if (d.do === "takeover") {
-        const e = _takenOver(d.entry, req, t);
+        const e = _takenOver(d.entry, req, t, ttlMs);
         put(e);
         note(takenFrom, d.entry.callId, e.id); // the call id it overwrote still finds the entry
         note(claimedBy, e.callId, e.id);

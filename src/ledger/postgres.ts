@@ -122,7 +122,7 @@ export function postgresLedger(options: PostgresLedgerOptions): Ledger {
   // A takeover keeps the call id it overwrites ($8), in the same statement, so that call still finds the entry.
   const TAKEOVER = `WITH earlier AS (INSERT INTO ${C} (call_id, id) VALUES ($8, $7))
     UPDATE ${T} SET call_id = $1, version = $2, owner = $3, state = 'in_flight', code = NULL, effect = 'unknown', result = NULL,
-      attempts = 0, claims = $4, updated_at = $5, lease_until = $6 WHERE id = $7`;
+      attempts = 0, claims = $4, updated_at = $5, lease_until = $6, expires_at = $9 WHERE id = $7`;
 
   // Group commit: concurrent claims insert in one statement, concurrent settlements update in one.
   const INSERT_MANY = `INSERT INTO ${T} (${cols}) SELECT * FROM unnest(${_COLUMNS.map((c, i) => `$${i + 1}::${TYPES[c]}[]`).join(", ")})
@@ -181,8 +181,8 @@ export function postgresLedger(options: PostgresLedgerOptions): Ledger {
       let out: ClaimOutcome;
       if (d.do === "answer") out = d.outcome;
       else if (d.do === "takeover") {
-        const e = _takenOver(d.entry, req, t);
-        await client.query(TAKEOVER, [e.callId, e.version, e.owner, e.claims, e.updatedAt, e.leaseUntil, e.id, d.entry.callId]);
+        const e = _takenOver(d.entry, req, t, ttlMs);
+        await client.query(TAKEOVER, [e.callId, e.version, e.owner, e.claims, e.updatedAt, e.leaseUntil, e.id, d.entry.callId, e.expiresAt]);
         out = { status: "claimed", entry: e, resumed: true };
       } else {
         if (d.expired !== undefined) await client.query(`UPDATE ${T} SET key_hash = NULL WHERE id = $1`, [d.expired.id]);

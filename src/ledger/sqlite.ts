@@ -169,7 +169,7 @@ export function sqliteLedger(options: SqliteLedgerOptions): Ledger {
     byKey: db.prepare(`SELECT * FROM ${T} WHERE key_hash = ?`),
     freeKey: db.prepare(`UPDATE ${T} SET key_hash = NULL WHERE id = ?`),
     takeover: db.prepare(
-      `UPDATE ${T} SET call_id = ?, version = ?, owner = ?, state = 'in_flight', code = NULL, effect = 'unknown', result = NULL, attempts = 0, claims = ?, updated_at = ?, lease_until = ? WHERE id = ?`,
+      `UPDATE ${T} SET call_id = ?, version = ?, owner = ?, state = 'in_flight', code = NULL, effect = 'unknown', result = NULL, attempts = 0, claims = ?, updated_at = ?, lease_until = ?, expires_at = ? WHERE id = ?`,
     ),
     effect: db.prepare(
       `UPDATE ${T} SET effects = json_insert(effects, '$[#]', json(?)), updated_at = ? WHERE id = ? AND owner = ? AND state = 'in_flight'`,
@@ -239,8 +239,8 @@ export function sqliteLedger(options: SqliteLedgerOptions): Ledger {
     const d = _decide(row === undefined ? undefined : _fromRow(row), req, t);
     if (d.do === "answer") return d.outcome;
     if (d.do === "takeover") {
-      const e = _takenOver(d.entry, req, t);
-      q.takeover.run(e.callId, e.version, e.owner, e.claims, e.updatedAt, e.leaseUntil, e.id);
+      const e = _takenOver(d.entry, req, t, ttlMs);
+      q.takeover.run(e.callId, e.version, e.owner, e.claims, e.updatedAt, e.leaseUntil, e.expiresAt, e.id);
       q.takenFrom.run(d.entry.callId, e.id); // the call id it overwrote still finds the entry
       return { status: "claimed", entry: e, resumed: true };
     }

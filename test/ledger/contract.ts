@@ -278,16 +278,69 @@ export function ledgerContract(store: string, make: MakeLedger): void {
       expect(runs).toBe(2);
     });
 
-    it("an expired key whose claim was abandoned (past its lease) is a new request", async () => {
+    it("an expired key whose claim was abandoned (past its lease) stays held: its outcome is unknown, so it is taken over, never run beside", async () => {
       const { ledger, clock } = await setup(5_000);
       const req = { id: crypto.randomUUID(), owner: "o1", callId: "c1", tool: "t", version: "1", principal: null, fingerprint: "f", leaseMs: 10_000, takeover: false, key: { display: "k", hash: "h" } };
       await ledger.claim(req);
       clock.advance(6_000);
       expect(await ledger.claim({ ...req, id: crypto.randomUUID(), owner: "o2" })).toMatchObject({ status: "in_flight" });
-      clock.advance(5_000);
-      const next = await ledger.claim({ ...req, id: crypto.randomUUID(), owner: "o3", callId: "c3" });
-      expect(next).toMatchObject({ status: "claimed", resumed: false, entry: { owner: "o3", claims: 1 } });
-      expect((await ledger.unresolved()).map((e) => e.owner).sort()).toEqual(["o1", "o3"]); // the abandoned one stays on record
+      clock.advance(5_000); // the key expired and the lease ran out: the first process died
+      expect(await ledger.claim({ ...req, id: crypto.randomUUID(), owner: "o3", callId: "c3" })).toMatchObject({ status: "abandoned" });
+      const next = await ledger.claim({ ...req, id: crypto.randomUUID(), owner: "o4", callId: "c4", takeover: true });
+      expect(next).toMatchObject({ status: "claimed", resumed: true, entry: { owner: "o4", claims: 2 } });
+      // The takeover renewed the key's lifetime: its outcome, once settled, is replayed, not run again.
+      expect(next.status === "claimed" && next.entry.expiresAt).toBeGreaterThan(clock.now());
+      expect((await ledger.unresolved()).map((e) => e.owner)).toEqual(["o4"]);
+    });
+
+    it("an expired key settled with effect unknown stays held: a late retry checks state first (never a second execution)", async () => {
+      const { ledger, clock } = await setup(60_000);
+      const bank = fakeBank();
+      let reconciles = 0;
+      let lose = true;
+      const pay = payTool(
+        async (i) => {
+          const id = bank.pay(i.orderId, undefined, false);
+          if (lose) throw new Reset("response lost");
+          return { paymentId: id, orderId: i.orderId };
+        },
+        { reconcile: async (i) => (reconciles++, reconciles === 1 ? { status: "unknown" } : { status: "applied", output: { paymentId: bank.applied.find((p) => p.orderId === i.orderId)!.id, orderId: i.orderId } }) },
+      );
+      const gate = createGate({ tools: [pay], ledger, retry: { attempts: 1 } });
+      const first = await gate.call("pay", { orderId: "o_1", amountCents: 5 }, { idempotencyKey: "late" });
+      expect(first).toMatchObject({ ok: false, code: "FAILED", effect: "unknown" });
+      lose = false;
+      clock.advance(120_000); // the key's lifetime passed
+      const late = await gate.call("pay", { orderId: "o_1", amountCents: 5 }, { idempotencyKey: "late" });
+      expect(late.ok).toBe(true);
+      expect(bank.applied).toHaveLength(1);
+      const again = await gate.call("pay", { orderId: "o_1", amountCents: 5 }, { idempotencyKey: "late" });
+      expect(again).toMatchObject({ ok: true, meta: { replayed: true } });
+      expect(bank.applied).toHaveLength(1);
+    });
+
+    it("a result the ledger cannot store (a bigint) still settles the claim: applied, and retries answer FAILED/applied, never 'still running'", async () => {
+      const { ledger } = await setup();
+      let runs = 0;
+      const errors: unknown[] = [];
+      const big = defineTool({
+        name: "big",
+        version: "1",
+        description: "returns a bigint",
+        input: z.object({}),
+        output: z.object({ n: z.bigint() }),
+        effect: "write",
+        execute: () => (runs++, { n: 10n }),
+      });
+      const gate = createGate({ tools: [big], ledger, onHookError: (_h, e) => void errors.push(e) });
+      const first = await gate.call("big", {}, { idempotencyKey: "b" });
+      expect(first).toMatchObject({ ok: true, data: { n: 10n } });
+      const retry = await gate.call("big", {}, { idempotencyKey: "b" });
+      expect(retry).toMatchObject({ ok: false, code: "FAILED", effect: "applied", retryable: false, message: expect.stringContaining("could not be stored") });
+      expect(runs).toBe(1);
+      expect(errors).toHaveLength(1);
+      const [entry] = await ledger.list();
+      expect(entry).toMatchObject({ state: "settled", code: "OK", effect: "applied" });
     });
 
     it("prune with olderThanMs never removes an entry whose key still deduplicates", async () => {
