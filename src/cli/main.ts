@@ -96,9 +96,14 @@ function isEntry(): boolean {
   }
 }
 /**
- * The command is done: exit once what it wrote is flushed. A user's module may keep the process
- * alive (a timer, a pool opened on import): that must not keep a finished command from exiting.
+ * One-shot commands that load a user's module: once done they exit (after flushing what they
+ * wrote), even when the module keeps the process alive (a timer, a pool opened on import).
+ * `serve` and `proxy` end as Node does, when their own work is done: their call log file may
+ * still be writing its last lines.
  */
+const EXIT_WHEN_DONE: ReadonlySet<string> = new Set(["check", "ledger"]);
+
+/** The command is done: exit once what it wrote is flushed. */
 function exitWhenFlushed(code: number): void {
   process.exitCode = code;
   let waiting = 2;
@@ -129,12 +134,13 @@ if (isEntry()) {
   main(process.argv.slice(2)).then(
     (code) => {
       process.off("beforeExit", stalled);
-      exitWhenFlushed(code);
+      if (EXIT_WHEN_DONE.has(process.argv[2] ?? "")) exitWhenFlushed(code);
+      else process.exitCode = code;
     },
     (e: unknown) => {
       process.off("beforeExit", stalled);
       process.stderr.write(`toolgate: ${e instanceof Error ? e.message : String(e)}\n`);
-      exitWhenFlushed(1);
+      process.exitCode = 1;
     },
   );
 }
