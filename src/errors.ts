@@ -49,7 +49,12 @@ export class ToolError extends Error {
  * @example if (isToolError(e) && e.kind === "transient") ...
  */
 export function isToolError(e: unknown): e is ToolError {
-  return typeof e === "object" && e !== null && (e as Record<symbol, unknown>)[BRAND] === true;
+  if (typeof e !== "object" || e === null) return false;
+  try {
+    return (e as Record<symbol, unknown>)[BRAND] === true;
+  } catch {
+    return false; // a Proxy whose trap throws is no ToolError
+  }
 }
 
 /**

@@ -157,8 +157,8 @@ export function resolveGate(o: GateOptions): ResolvedGate {
   }
   if (retry.budget !== undefined && retry.budget !== false) {
     const { ratio, reserve } = retry.budget;
-    if (ratio !== undefined && !(ratio >= 0 && ratio <= 1)) bad("E_GATE_RETRY", "retry.budget.ratio must be in [0, 1]");
-    if (reserve !== undefined && !(reserve >= 0 && Number.isFinite(reserve))) bad("E_GATE_RETRY", "retry.budget.reserve must be ≥ 0");
+    if (ratio !== undefined && !(typeof ratio === "number" && ratio >= 0 && ratio <= 1)) bad("E_GATE_RETRY", "retry.budget.ratio must be a number in [0, 1]");
+    if (reserve !== undefined && !(typeof reserve === "number" && reserve >= 0 && Number.isFinite(reserve))) bad("E_GATE_RETRY", "retry.budget.reserve must be a finite number ≥ 0");
   }
   for (const hook of ["authorize", "approve", "onCall", "onAttempt", "onBreakerChange", "onHookError", "random"] as const) {
     if (o[hook] !== undefined && typeof o[hook] !== "function") bad("E_GATE_HOOK", `${hook} must be a function`);

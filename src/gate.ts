@@ -572,6 +572,7 @@ function readOptions(o: unknown): ListenedOptions | BadOption {
   if (badKey !== undefined) return badKey;
   if (principal !== undefined && typeof principalId !== "string") return new BadOption("principal.id", "invalid_type", "principal must be an object with a string id");
   if (signal !== undefined && !(signal instanceof AbortSignal)) return new BadOption("signal", "invalid_type", "signal must be an AbortSignal");
+  if (signal !== undefined && !readsAsSignal(signal)) return new BadOption("signal", "invalid_type", "signal must be an AbortSignal");
   const out: { -readonly [K in keyof ListenedOptions]: ListenedOptions[K] } = {};
   if (callId !== undefined) out.callId = callId as string;
   if (idempotencyKey !== undefined) out.idempotencyKey = idempotencyKey as string;
@@ -580,6 +581,15 @@ function readOptions(o: unknown): ListenedOptions | BadOption {
   const listeners = attemptListeners(o);
   if (listeners !== undefined) out[ATTEMPT_LISTENER] = listeners;
   return out;
+}
+
+/** An AbortSignal made by Node (`Object.create(AbortSignal.prototype)` passes `instanceof`, then throws on reading). */
+function readsAsSignal(signal: AbortSignal): boolean {
+  try {
+    return typeof signal.aborted === "boolean";
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -663,10 +673,11 @@ function businessCheck(tool: AnyTool, output: unknown, input: unknown): unknown 
   let v: unknown;
   try {
     v = tool.check(output, input);
+    // Inside the try: reading `then` of what it returned may throw (a Proxy), as the check itself may.
+    if (isPromiseLike(v)) return Promise.resolve(v).then(verdictOf, (e: unknown) => (isToolError(e) ? e : "threw"));
   } catch (e) {
     return isToolError(e) ? e : "threw";
   }
-  if (isPromiseLike(v)) return Promise.resolve(v).then(verdictOf, (e: unknown) => (isToolError(e) ? e : "threw"));
   return verdictOf(v);
 }
 

@@ -1,6 +1,6 @@
 /**
  * A retry budget (token bucket): every call deposits `ratio` tokens, every retry spends one, and
- * the bucket holds at most `reserve` tokens. Under a dead dependency retries settle at about
+ * the bucket holds at most `reserve` tokens (at least one). Under a dead dependency retries settle at about
  * `ratio` of calls plus the reserve, so it sees ~1.1× load instead of 3×.
  * @module
  */
@@ -30,10 +30,12 @@ export interface RetryBudget {
 export function createRetryBudget(o: RetryBudgetOptions = {}): RetryBudget {
   const ratio = o.ratio ?? 0.1;
   const reserve = o.reserve ?? 10;
+  // Room for at least one token: with a reserve below 1 the calls still earn their retries.
+  const capacity = Math.max(reserve, 1);
   let balance = reserve;
   return {
     deposit() {
-      balance = Math.min(reserve, balance + ratio);
+      balance = Math.min(capacity, balance + ratio);
     },
     tryWithdraw() {
       if (balance < 1) return false;

@@ -61,7 +61,7 @@ function field(e: unknown, key: string): unknown {
 export function defaultClassify(error: unknown): Classified {
   if (isToolError(error)) {
     const c: { -readonly [K in keyof Classified]: Classified[K] } = { kind: error.kind, message: error.message };
-    if (validWait(error.retryAfterMs)) c.retryAfterMs = error.retryAfterMs;
+    if (validWait(error.retryAfterMs)) c.retryAfterMs = Math.min(error.retryAfterMs, MAX_WAIT_MS);
     if (error.kind === "rejected") c.effect = error.effect;
     return c;
   }
@@ -89,13 +89,27 @@ export function answeredByService(error: unknown): boolean {
 
 const KINDS = new Set<string>(["transient", "denied", "rejected", "permanent"]);
 
+/** The longest `retryAfterMs` passed on (about 24.8 days, the longest wait a timer takes): a service's hint of years is no plan. */
+const MAX_WAIT_MS = 2 ** 31 - 1;
+
 /** A usable `retryAfterMs`: finite and not negative (NaN would disable retries and reach the envelope as null). */
 function validWait(ms: unknown): ms is number {
   return typeof ms === "number" && Number.isFinite(ms) && ms >= 0;
 }
 
-/** Run the tool's classifier, then the default. Never throws: a throwing classifier means permanent. */
+/**
+ * Run the tool's classifier, then the default. Never throws: a throwing classifier, or an error
+ * that cannot be read (a Proxy whose traps throw, a ToolError whose getters do), means permanent.
+ */
 export function classifyError(error: unknown, custom: ((e: unknown) => Classification) | undefined): Classified {
+  try {
+    return classifyOrThrow(error, custom);
+  } catch {
+    return { kind: "permanent" };
+  }
+}
+
+function classifyOrThrow(error: unknown, custom: ((e: unknown) => Classification) | undefined): Classified {
   if (isToolError(error) || custom === undefined) return defaultClassify(error);
   let c: Classification;
   try {
@@ -107,7 +121,7 @@ export function classifyError(error: unknown, custom: ((e: unknown) => Classific
   if (typeof c === "string") return KINDS.has(c) ? { kind: c } : { kind: "permanent" };
   if (typeof c === "object" && c !== null && KINDS.has(c.kind)) {
     const ra = c.retryAfterMs;
-    return validWait(ra) ? { kind: c.kind, retryAfterMs: ra } : { kind: c.kind };
+    return validWait(ra) ? { kind: c.kind, retryAfterMs: Math.min(ra, MAX_WAIT_MS) } : { kind: c.kind };
   }
   return { kind: "permanent" };
 }

@@ -1,0 +1,104 @@
+/**
+ * Values and hooks the gate cannot trust — a thrown Proxy whose traps throw, a check that returns
+ * one, a `random` hook that throws or strays, budget options of the wrong type, a forged signal —
+ * still end in the documented envelope, with the attempts counted and the policy applied.
+ */
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { createGate, defineTool, transient, type AttemptEvent } from "../../src/index.js";
+
+const hostile = () =>
+  new Proxy(
+    {},
+    {
+      get() {
+        throw new Error("trap");
+      },
+    },
+  );
+
+function tool(name: string, effect: "read" | "write", execute: (i: unknown, ctx: { attempt: number }) => unknown, extra: Record<string, unknown> = {}) {
+  return defineTool({ name, version: "1", description: name, input: z.object({}), output: z.object({ ok: z.boolean() }), effect, execute: execute as never, ...extra });
+}
+
+describe("hostile values", () => {
+  it("a thrown Proxy whose traps throw is a permanent failure: counted attempts, heard by the breaker", async () => {
+    const events: string[] = [];
+    const breaker: string[] = [];
+    let runs = 0;
+    const gate = createGate({
+      tools: [
+        tool("second", "read", (_i, ctx) => {
+          runs++;
+          if (ctx.attempt === 1) throw transient("busy");
+          throw hostile();
+        }, { retry: { attempts: 3, baseMs: 1, capMs: 2 } }),
+        tool("always", "read", () => {
+          throw hostile();
+        }, { retry: false }),
+      ],
+      breaker: { threshold: 3, halfOpenAfterMs: 60_000 },
+      onAttempt: (e: AttemptEvent) => void events.push(`${e.tool} ${e.attempt}:${e.outcome}`),
+      onBreakerChange: (e) => void breaker.push(`${e.tool}:${e.state}`),
+    });
+    expect(await gate.call("second", {})).toMatchObject({ ok: false, code: "FAILED", effect: "none", meta: { attempts: 2 } });
+    expect(runs).toBe(2);
+    expect(events).toEqual(["second 1:transient", "second 2:permanent"]);
+    for (let i = 0; i < 3; i++) await gate.call("always", {});
+    expect(breaker).toEqual(["always:open"]);
+    expect(await gate.call("always", {})).toMatchObject({ code: "RETRYABLE", meta: { attempts: 0 } });
+  });
+
+  it("a sync check that returns a Proxy is the check's failure: applied for a write, attempts 1", async () => {
+    const gate = createGate({ tools: [tool("w", "write", () => ({ ok: true }), { check: () => hostile() }), tool("r", "read", () => ({ ok: true }), { check: () => hostile() })] });
+    expect(await gate.call("w", {})).toMatchObject({ ok: false, code: "FAILED", effect: "applied", message: "The tool's business check failed", meta: { attempts: 1 } });
+    expect(await gate.call("r", {})).toMatchObject({ ok: false, code: "FAILED", effect: "none", meta: { attempts: 1 } });
+  });
+
+  it("a random hook that throws, is NaN or strays outside [0, 1) neither breaks the retry nor stretches a wait past capMs", async () => {
+    let draws = 0;
+    for (const random of [
+      () => {
+        throw new Error("no entropy");
+      },
+      () => Number.NaN,
+      () => -5,
+      () => 1e6,
+      () => (draws++ % 2 === 0 ? 1e9 : 0.5),
+    ]) {
+      const gate = createGate({ tools: [tool("flaky", "read", () => Promise.reject(transient("busy")), { retry: { attempts: 3, baseMs: 5, capMs: 20 } })], random });
+      const t0 = Date.now();
+      const r = await gate.call("flaky", {});
+      expect(r).toMatchObject({ ok: false, code: "RETRYABLE", meta: { attempts: 3 } });
+      expect(Date.now() - t0).toBeLessThan(2_000); // two waits of at most 20 ms each, with room for a slow machine
+    }
+  });
+
+  it("retry budget options of the wrong type are refused; a reserve below 1 still lets calls earn retries", async () => {
+    for (const ratio of ["0.5", true, [0.5]]) {
+      expect(() => createGate({ tools: [tool("t", "read", () => ({ ok: true }))], retry: { budget: { ratio: ratio as never } } })).toThrow(expect.objectContaining({ code: "E_GATE_RETRY" }));
+    }
+    expect(() => createGate({ tools: [tool("t", "read", () => ({ ok: true }))], retry: { budget: { reserve: "1" as never } } })).toThrow(expect.objectContaining({ code: "E_GATE_RETRY" }));
+    let runs = 0;
+    const dead = tool("dead", "read", () => (runs++, Promise.reject(transient("down"))), { retry: { attempts: 5, baseMs: 0, capMs: 0 } });
+    const gate = createGate({ tools: [dead], retry: { budget: { ratio: 0.1, reserve: 0 } }, breaker: false });
+    for (let i = 0; i < 200; i++) await gate.call("dead", {});
+    expect(runs).toBeGreaterThanOrEqual(215); // about 10% of 200 calls earned a retry
+    expect(runs).toBeLessThanOrEqual(225);
+  });
+
+  it("a forged AbortSignal (instanceof passes, reading it throws) is an invalid call option naming signal", async () => {
+    let runs = 0;
+    const gate = createGate({ tools: [tool("t", "read", () => (runs++, { ok: true }))] });
+    const forged = Object.create(AbortSignal.prototype) as AbortSignal;
+    const r = await gate.call("t", {}, { signal: forged });
+    expect(r).toMatchObject({ ok: false, code: "FAILED", message: "Invalid call options", issues: [{ path: "signal", code: "invalid_type" }] });
+    expect(runs).toBe(0);
+  });
+
+  it("a retryAfterMs of years is passed on as the longest wait a timer takes", async () => {
+    const gate = createGate({ tools: [tool("slow", "read", () => Promise.reject(transient("later", { retryAfterMs: 1e12 })), { retry: false })] });
+    const r = await gate.call("slow", {});
+    expect(r).toMatchObject({ ok: false, code: "RETRYABLE", retryAfterMs: 2 ** 31 - 1 });
+  });
+});
