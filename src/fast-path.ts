@@ -223,7 +223,8 @@ function gen(e: Emit, schema: unknown, v: string, depth: number): string {
       lengthChecks(e, checksOf(def), v, n, false);
       L.push(`const ${o} = [];`, `for (let ${i} = 0; ${i} < ${n}; ${i}++) {`, `const ${el} = ${v}[${i}];`);
       const r = gen(e, def.element, el, depth + 1);
-      L.push(`${o}.push(${r});`, `}`);
+      // An element getter may grow or shrink the array while it is read (zod reads the length each turn).
+      L.push(`${o}.push(${r});`, `}`, `if (${v}.length !== ${n}) return NO;`);
       return o;
     }
     case "object":
@@ -327,11 +328,17 @@ function genObject(e: Emit, node: Node, v: string, depth: number): string {
   // output side of a stripping object drops extra keys exactly as zod does, so it skips this.
   const countKeys = e.input || (def.catchall !== undefined);
   const ks = fresh(e, "k");
+  let seen: Map<string, string> | undefined;
   if (countKeys) {
     // Input side: own keys only (hardening copies own keys; an inherited one — a polluted
     // Object.prototype — must not slip in through the shape read below).
     const own = e.input ? `if (!Object.hasOwn(${v}, j)) return NO; ` : "";
-    L.push(`let ${ks} = 0;`, `for (const j in ${v}) { ${own}${keys.length === 0 ? "" : `switch (j) { ${keys.map((k) => `case ${lit(k)}:`).join(" ")} ${ks}++; continue; }`} return NO; }`);
+    // Which shape keys are enumerable, each: a non-enumerable one read below, beside an own key
+    // holding undefined, would otherwise leave the count even (one too many on each side).
+    const flags = keys.map((k) => [k, fresh(e, "f")] as const);
+    seen = new Map(flags);
+    if (flags.length > 0) L.push(`let ${flags.map(([, f]) => `${f} = false`).join(", ")};`);
+    L.push(`let ${ks} = 0;`, `for (const j in ${v}) { ${own}${keys.length === 0 ? "" : `switch (j) { ${flags.map(([k, f]) => `case ${lit(k)}: ${f} = true; break;`).join(" ")} default: return NO; } ${ks}++; continue;`} return NO; }`);
   }
   L.push(`let ${c} = ${required};`);
   if (e.input) L.push(`s += 2;`);
@@ -341,17 +348,18 @@ function genObject(e: Emit, node: Node, v: string, depth: number): string {
     const absent = absents.get(k)!;
     const x = fresh(e, "x");
     L.push(`const ${x} = ${v}[${lit(k)}];`);
+    const f = seen?.get(k);
     if (absent.kind === "fail") {
-      // required: absent or undefined is the normal path's to report
-      L.push(`if (${x} === undefined) return NO;`);
+      // required: absent, undefined or not enumerable is the normal path's to report
+      L.push(f === undefined ? `if (${x} === undefined) return NO;` : `if (${x} === undefined || !${f}) return NO;`);
       if (e.input) L.push(`s += ${k.length + 4};`);
       parts.push({ key: k, val: gen(e, field, x, depth + 1), always: true });
       continue;
     }
     const r = fresh(e, "r");
     L.push(`let ${r} = NO;`, `if (${x} === undefined) {`);
-    // An own enumerable key holding undefined already breaks the key count; without the count, ask.
-    if (!countKeys) L.push(`if (${lit(k)} in ${v}) return NO;`);
+    // An own key holding undefined is the normal path's (with the count, its flag says so; without, ask `in`).
+    L.push(f === undefined ? `if (${lit(k)} in ${v}) return NO;` : `if (${f}) return NO;`);
     if (absent.kind === "undefined") L.push(`${r} = undefined;`);
     if (absent.kind === "default") {
       // read the default as zod does, once per parse (a function default runs each time)
@@ -359,7 +367,7 @@ function genObject(e: Emit, node: Node, v: string, depth: number): string {
       L.push(`const ${d} = ${konst(e, absent.def)}.defaultValue;`, `if (${d} !== null && (typeof ${d} === "object" || typeof ${d} === "function")) return NO;`);
       L.push(absent.ifUndefined === "omit" ? `if (${d} !== undefined) ${r} = ${d};` : `${r} = ${d};`);
     }
-    L.push(`} else {`, `${c}++;`);
+    L.push(`} else {`, f === undefined ? `${c}++;` : `if (!${f}) return NO; ${c}++;`);
     if (e.input) L.push(`s += ${k.length + 4};`);
     const val = gen(e, field, x, depth + 1);
     L.push(`${r} = ${val};`, `}`);

@@ -228,6 +228,11 @@ export function resolveGate(o: GateOptions): ResolvedGate {
 }
 
 function hasMetaField(schema: JsonSchema): boolean {
-  const props = (schema as { properties?: unknown }).properties;
-  return typeof props === "object" && props !== null && Object.hasOwn(props, "_meta");
+  // Anywhere in the advertised schema (a root object inside `anyOf`, as a nullable one is, hides it
+  // from the root's `properties`): once per tool, and a tool that names `_meta` at all is rare.
+  try {
+    return JSON.stringify(schema).includes('"_meta"');
+  } catch {
+    return true;
+  }
 }

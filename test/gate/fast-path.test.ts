@@ -401,6 +401,33 @@ describe("fast path: scope and edge cases", () => {
     expect(fast({ customerId: "c_1", includeHistory: undefined })).toBe(NO);
   });
 
+  it("a non-enumerable shape key beside an own key holding undefined is NO (the two used to even out the key count)", () => {
+    const s = z.object({ a: z.string(), b: z.string().optional() });
+    const value = Object.defineProperty({ b: undefined }, "a", { value: "x", enumerable: false });
+    expect(compileFastInput(s, defaults)!(value)).toBe(NO);
+    expect(compileFastInput(z.object({ a: z.string().optional(), b: z.string().optional() }), defaults)!(value)).toBe(NO);
+    const strictOut = compileFastOutput(z.strictObject({ a: z.string(), b: z.string().optional() }))!;
+    expect(strictOut(Object.defineProperty({ b: undefined }, "a", { value: "x", enumerable: false }))).toBe(NO);
+    expect(strictOut({ a: "x" })).toStrictEqual({ a: "x" });
+  });
+
+  it("an array that grows or shrinks while its elements are read is NO", () => {
+    const out = compileFastOutput(z.array(z.string()).max(1))!;
+    const growing: string[] = [];
+    Object.defineProperty(growing, 0, { get: () => (growing.length === 1 && growing.push("b"), "a"), enumerable: true, configurable: true });
+    expect(out(growing)).toBe(NO);
+    expect(out(["a"])).toStrictEqual(["a"]);
+  });
+
+  it("a tool whose input names _meta anywhere (a nullable root object) gets no fast path: _meta is split off first", async () => {
+    const { createGate, defineTool } = await import("../../src/index.js");
+    const echo = (input: z.ZodType) => defineTool({ name: "echo", version: "1", description: "echo", input, output: z.unknown(), effect: "read", execute: (i: unknown, ctx) => ({ input: i, meta: ctx.meta }) });
+    const nullable = createGate({ tools: [echo(z.object({ _meta: z.object({ trace: z.string() }) }).nullable())] });
+    expect(await nullable.call("echo", '{"_meta":{"trace":"t1"}}')).toMatchObject({ ok: false, code: "INVALID_INPUT", issues: [{ path: "_meta" }] });
+    const nullish = createGate({ tools: [echo(z.object({ q: z.string(), _meta: z.object({ trace: z.string() }).optional() }).nullish())] });
+    expect(await nullish.call("echo", '{"q":"x","_meta":{"trace":"t1"}}')).toMatchObject({ ok: true, data: { input: { q: "x" }, meta: { trace: "t1" } } });
+  });
+
   it("refuses proxies on the input side without touching them", () => {
     const fast = compileFastInput(GetOrderInput, defaults)!;
     let trapped = 0;
