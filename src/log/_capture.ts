@@ -5,7 +5,7 @@
  * @module
  */
 import type { ToolListing } from "../json-schema.js";
-import { truncate, type Redactor } from "../redact.js";
+import { _isSecretKeyName, truncate, type Redactor } from "../redact.js";
 
 /** What to record besides the call's decision. Default: nothing. */
 export interface CaptureOptions {
@@ -154,8 +154,11 @@ function walk(v: unknown, direct: readonly JsonObject[], st: Walk, depth: number
         }
         const safeKey = redactThenCut(key, st.redact, 200);
         const name = Object.hasOwn(out, safeKey) ? `${safeKey}#${++n}` : safeKey;
+        // A value under a secret key name (`password`, `x-api-key`, `DATABASE_PASSWORD`) is a secret
+        // whatever its shape: the text patterns only see `"key":"value"` in text, never here.
+        const child = (v as JsonObject)[key];
         Object.defineProperty(out, name, {
-          value: walk((v as JsonObject)[key], childrenForKey(schemas, key), st, depth + 1),
+          value: _isSecretKeyName(key) && child !== null && child !== undefined ? SECRET_PLACEHOLDER : walk(child, childrenForKey(schemas, key), st, depth + 1),
           enumerable: true,
           writable: true,
           configurable: true,

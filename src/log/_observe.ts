@@ -18,7 +18,7 @@ import type { ToolListing } from "../json-schema.js";
 import { _checkRedactOptions, createRedactor, type RedactOptions, type Redactor } from "../redact.js";
 import { checkKnownKeys } from "../known-keys.js";
 import { ToolgateConfigError } from "../errors.js";
-import { attemptSummary, memoRedactor, safeToolName, summarize, type AttemptSummary, type CallSummary, type SummaryContext, type SummaryExtras } from "./_summary.js";
+import { attemptSummary, memoRedactor, safeToolName, shownToolName, summarize, type AttemptSummary, type CallSummary, type SummaryContext, type SummaryExtras } from "./_summary.js";
 import { captureArguments, captureResult, type CaptureOptions } from "./_capture.js";
 
 /** Options shared by the OpenTelemetry recorder and the call log. */
@@ -151,7 +151,15 @@ export function _checkObserverOptions(o: unknown, own: readonly string[], who: s
 export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOptions = {}): GateObserver {
   const redact: Redactor = createRedactor(options.redact);
   const ctx: SummaryContext = { redact, stable: memoRedactor(redact), toolType: options.toolType ?? "function" };
-  const report = options.onError ?? _warnOnce;
+  const onError = options.onError ?? _warnOnce;
+  /** Tell `onError`; one that throws is not the call's failure (a recorder never breaks a call). */
+  const report = (e: unknown): void => {
+    try {
+      onError(e);
+    } catch {
+      // nothing more to tell
+    }
+  };
   const capture = options.capture ?? {};
   const maxLength = capture.maxLength ?? 4_096;
   const store = new AsyncLocalStorage<Pending>();
@@ -255,7 +263,7 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
       const entry: Pending = { name, known: typeof name === "string" && gate.tool(name) !== undefined, callId: undefined, attempts: [], heard: undefined, heardByGate: false, heardRecords: undefined, ended: false, record: undefined };
       let started: CallStart<H> | undefined;
       try {
-        started = driver.start?.(safeToolName(name, ctx.stable), startTime);
+        started = driver.start?.(shownToolName(name, entry.known, ctx.stable), startTime);
       } catch (e) {
         report(e);
       }

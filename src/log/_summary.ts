@@ -49,6 +49,8 @@ export const ATTEMPT_EVENT = "toolgate.attempt";
 
 /** Stand-in for a tool name that is not a valid tool name (it may be anything the caller sent). */
 export const INVALID_TOOL_NAME = "_invalid";
+/** What stands for a name the gate has no tool for (the model's invention: possibly personal data, and unbounded). */
+export const UNKNOWN_TOOL_NAME = "_unknown";
 
 /** A value an attribute may hold (the OpenTelemetry subset we use). */
 export type AttrValue = string | number | boolean | readonly string[];
@@ -100,6 +102,15 @@ export function safeToolName(name: unknown, redact: Redactor): string {
   return redact(name) === name ? name : INVALID_TOOL_NAME;
 }
 
+/**
+ * The name a record or span shows: a tool's own, `_invalid` for what cannot be a tool name, and
+ * `_unknown` for a well-formed name the gate has no tool for (the model's invention).
+ */
+export function shownToolName(name: unknown, known: boolean, redact: Redactor): string {
+  const safe = safeToolName(name, redact);
+  return known || safe === INVALID_TOOL_NAME ? safe : UNKNOWN_TOOL_NAME;
+}
+
 /** Scrub and bound a free-text field of the record. */
 export function safeText(text: unknown, redact: Redactor, max = 256): string {
   return typeof text === "string" ? truncate(redact(text), max) : "";
@@ -143,7 +154,7 @@ export function memoRedactor(redact: Redactor, max = 512): Redactor {
 /** Build the summary of one call from its record. */
 export function summarize(record: CallRecord, attempts: readonly AttemptSummary[], ctx: SummaryContext, extras: SummaryExtras = {}): CallSummary {
   const { redact, stable, toolType } = ctx;
-  const tool = safeToolName(record.tool, stable);
+  const tool = shownToolName(record.tool, record.code !== "UNKNOWN_TOOL", stable);
   const failed = record.ok !== true;
   const code = failed ? String(record.code) : "OK";
   const knownTool = tool !== INVALID_TOOL_NAME && record.code !== "UNKNOWN_TOOL" && record.version !== "";

@@ -76,9 +76,17 @@ export function _logEvent(s: CallSummary): CallLogEvent {
  */
 export function createCallLog(options: CallLogOptions = {}): GateObserver {
   _checkObserverOptions(options, ["sink"], "createCallLog");
+  // `null` is no sink (not "the default"): stdout would corrupt an MCP stdio stream without a word.
+  if (options.sink !== undefined && typeof options.sink !== "function") throw new ToolgateConfigError("E_TELEMETRY_OPTIONS", "createCallLog: sink must be a function");
   const sink = options.sink ?? jsonLineSink(process.stdout);
-  if (typeof sink !== "function") throw new ToolgateConfigError("E_TELEMETRY_OPTIONS", "createCallLog: sink must be a function");
-  const report = options.onError ?? _warnOnce;
+  const onError = options.onError ?? _warnOnce;
+  const report = (e: unknown): void => {
+    try {
+      onError(e);
+    } catch {
+      // a recorder never breaks a call
+    }
+  };
   const write = (event: LogEvent): void => {
     const r = sink(JSON.stringify(event), event);
     if (typeof r === "object" && r !== null && typeof (r as { then?: unknown }).then === "function") {

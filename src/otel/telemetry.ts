@@ -54,33 +54,48 @@ export function createGateTelemetry(options: TelemetryOptions = {}): GateObserve
   if (options.metrics !== undefined && typeof options.metrics !== "boolean") {
     throw new ToolgateConfigError("E_TELEMETRY_OPTIONS", "createGateTelemetry: metrics must be a boolean");
   }
-  if (options.tracerProvider !== undefined && typeof options.tracerProvider.getTracer !== "function") {
+  if (options.tracerProvider !== undefined && typeof (options.tracerProvider as { getTracer?: unknown } | null)?.getTracer !== "function") {
     throw new ToolgateConfigError("E_TELEMETRY_OPTIONS", "createGateTelemetry: tracerProvider must be an OpenTelemetry TracerProvider");
   }
-  if (options.meterProvider !== undefined && typeof options.meterProvider.getMeter !== "function") {
+  if (options.meterProvider !== undefined && typeof (options.meterProvider as { getMeter?: unknown } | null)?.getMeter !== "function") {
     throw new ToolgateConfigError("E_TELEMETRY_OPTIONS", "createGateTelemetry: meterProvider must be an OpenTelemetry MeterProvider");
   }
-  const tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer(INSTRUMENTATION_SCOPE, SCOPE_VERSION);
-  const m =
-    options.metrics === false
-      ? undefined
-      : createGateMetrics((options.meterProvider ?? metrics.getMeterProvider()).getMeter(INSTRUMENTATION_SCOPE, SCOPE_VERSION));
+  let tracer: ReturnType<TracerProvider["getTracer"]>;
+  let m: ReturnType<typeof createGateMetrics> | undefined;
+  try {
+    tracer = (options.tracerProvider ?? trace.getTracerProvider()).getTracer(INSTRUMENTATION_SCOPE, SCOPE_VERSION);
+    m = options.metrics === false ? undefined : createGateMetrics((options.meterProvider ?? metrics.getMeterProvider()).getMeter(INSTRUMENTATION_SCOPE, SCOPE_VERSION));
+  } catch (e) {
+    throw Object.assign(new ToolgateConfigError("E_TELEMETRY_OPTIONS", `createGateTelemetry: the provider failed to give a tracer or meter: ${e instanceof Error ? e.message : String(e)}`), { cause: e });
+  }
+  const startedAs = new WeakMap<Span, string>();
   return createObserver<Span>(
     {
       start(tool, startTime) {
         const attributes = { [ATTR.operation]: OPERATION, [ATTR.toolName]: tool };
-        const span = tracer.startSpan(`${OPERATION} ${tool}`, { kind: SpanKind.INTERNAL, startTime, attributes });
+        const name = `${OPERATION} ${tool}`;
+        const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL, startTime, attributes });
+        startedAs.set(span, name);
         const ctx = trace.setSpan(context.active(), span);
         return { handle: span, run: (fn) => context.with(ctx, fn) };
       },
       finish(s, started) {
+        // Metrics and span each on their own: a tracer that throws must not lose the metrics, nor the reverse.
+        let failure: { error: unknown } | undefined;
+        try {
+          m?.call(s);
+        } catch (e) {
+          failure = { error: e };
+        }
         const span =
           started ?? tracer.startSpan(s.name, { kind: SpanKind.INTERNAL, startTime: s.startTime, attributes: { [ATTR.operation]: OPERATION } });
+        // Started under another name (the tool unknown then, a tool list that changed since).
+        if (started !== undefined && startedAs.get(started) !== s.name) span.updateName(s.name);
         span.setAttributes(toOtel(s.attributes));
         for (const a of s.attempts) span.addEvent(ATTEMPT_EVENT, toOtel(a.attributes), a.time);
         if (s.failed) span.setStatus({ code: SpanStatusCode.ERROR, message: s.code });
         span.end(started === undefined ? s.startTime + s.durationMs : undefined);
-        m?.call(s);
+        if (failure !== undefined) throw failure.error;
       },
       breaker(tool, state) {
         m?.breaker(tool, state);
