@@ -27,20 +27,31 @@ const MSG = {
   changed: "The tool's definition changed since it was pinned; an operator must re-approve it (toolgate proxy --update-lock)",
   unpinned: "The tool is not pinned in the lock file; an operator must approve it (toolgate proxy --update-lock)",
   duplicate: "The upstream lists this tool more than once; it is not served until the upstream lists it once",
+  removed: "The upstream no longer offers this tool",
+  unknownTool: "Unknown tool; pick one of the listed tools",
   down: "The upstream server is restarting; try again later",
   rate: "The tool's rate limit is reached; try again later",
 } as const;
 
 /** Refusal reasons that answer DENIED (the others leave the tool unknown). */
 export const DUPLICATE = "listed twice by the upstream";
+/** The reason of a served tool the upstream's list no longer has. */
+export const REMOVED = "removed by the upstream";
 const DENIED_MESSAGE: ReadonlyMap<string, string> = new Map([
   ["changed", MSG.changed],
   ["unpinned", MSG.unpinned],
   [DUPLICATE, MSG.duplicate],
+  [REMOVED, MSG.removed],
 ]);
 
+/**
+ * The tool a gate with nothing to serve is built with (a gate needs one): never listed, and a call
+ * to it is UNKNOWN_TOOL like any other name the proxy does not serve.
+ */
+export const PLACEHOLDER_TOOL = "__toolgate_none__";
+
 /** A failure the proxy answers itself: nothing was executed (`attempts: 0`, `effect: none`). */
-export function failure(name: string, version: string, callId: string, code: "DENIED" | "RETRYABLE", message: string, retryAfterMs?: number): ToolFailure {
+export function failure(name: string, version: string, callId: string, code: "DENIED" | "RETRYABLE" | "UNKNOWN_TOOL", message: string, retryAfterMs?: number): ToolFailure {
   return {
     ok: false,
     code,
@@ -113,11 +124,12 @@ export function admissionGate(gate: Gate, tools: readonly AnyTool[], limits: Par
     return gate.call(name, args, o);
   };
   const admission: Gate & { [RECORD_REFUSAL]: RefusalRecorder } = {
-    list: () => gate.list(),
-    tool: (name) => gate.tool(name),
+    list: () => gate.list().filter((l) => l.name !== PLACEHOLDER_TOOL),
+    tool: (name) => (name === PLACEHOLDER_TOOL ? undefined : gate.tool(name)),
     // A refusal made in front of this gate (the MCP server's) is recorded by the one behind it.
     [RECORD_REFUSAL]: (f) => _recordRefusal(gate, f),
     call: ((name: string, args: unknown, opts?: CallOptions): Promise<ToolResult> => {
+      if (name === PLACEHOLDER_TOOL) return Promise.resolve(failure(name, "", opts?.callId ?? newCallId(), "UNKNOWN_TOOL", MSG.unknownTool));
       if (s.refused.has(name)) {
         const denied = deniedFor(s, name, opts?.callId ?? newCallId());
         if (denied !== undefined) return Promise.resolve(denied);

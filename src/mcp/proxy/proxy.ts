@@ -18,7 +18,7 @@ import { CALL_META_KEY, type McpToolResult } from "../result.js";
 import { ajvStandardSchema, createAjvCompilers, type AjvCompilers } from "./ajv.js";
 import { checkPin, hashTool, lockChanges, readLock, writeLock, type LockFile } from "./pin.js";
 import { createUpstream, UpstreamError, type InvalidTool, type Upstream, type UpstreamSpec } from "./upstream.js";
-import { admissionGate, deniedFor, DUPLICATE, type AdmissionState } from "./admission.js";
+import { admissionGate, deniedFor, DUPLICATE, PLACEHOLDER_TOOL, REMOVED, type AdmissionState } from "./admission.js";
 import { tokenBucket, type Bucket } from "./rate.js";
 import type { ProxyConfig } from "./config.js";
 import { outputSchemaFor } from "./output.js";
@@ -172,6 +172,23 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
         }
       }
       for (const bad of invalid) if (bad.name !== undefined) changed(bad.name, "definition is no longer a valid MCP tool");
+      // A served tool the list no longer has is refused (it is not offered; its calls would fail
+      // upstream as unknown); one that comes back with its pinned definition is served again.
+      for (const name of pinned.keys()) {
+        const why = refused.get(name);
+        if (!counts.has(name)) {
+          if (why === undefined) {
+            refused.set(name, REMOVED);
+            log(`tool ${name}: no longer offered by the upstream; refused`);
+          }
+        } else if (why === REMOVED) {
+          const t = list.find((x) => x.name === name);
+          if (t !== undefined && (counts.get(name) ?? 0) === 1 && pinned.get(name) === hashTool(t)) {
+            refused.delete(name);
+            log(`tool ${name}: offered again by the upstream; served`);
+          }
+        }
+      }
       rebuildList?.();
     },
   });
@@ -293,7 +310,7 @@ function definedOnly<T extends object>(o: T): { [K in keyof T]: Exclude<T[K], un
 /** A gate needs one tool; when nothing is served, an unlisted placeholder keeps the server answering UNKNOWN_TOOL. */
 function placeholderTool(): AnyTool {
   return defineTool({
-    name: "__toolgate_none__",
+    name: PLACEHOLDER_TOOL,
     version: "0",
     description: "placeholder",
     input: ajvStandardSchema({ type: "object" }, Object.assign(() => false, { errors: null }) as never),

@@ -80,8 +80,14 @@ type Connected = Listing & { client: Client; lane: RequestLane | undefined };
  * reconnects. A 404 to the optional GET stream is not one: servers without that stream often
  * answer GET with 404, and reconnecting would not change that.
  */
+/** The most `tools/list` pages read from an upstream (a server that pages forever must not hang the proxy). */
+const MAX_LIST_PAGES = 1_000;
+
 function sessionLost(e: unknown): boolean {
-  if (e instanceof StreamableHTTPError) return e.code === 404 && /POSTing/.test(e.message);
+  // 404 is the spec's answer to an unknown session; some servers (the reference server-everything)
+  // answer 400 "no valid session ID" instead. The proxy's own messages are well-formed, so a 400 to
+  // a POST on an established session means the session is gone too.
+  if (e instanceof StreamableHTTPError) return (e.code === 404 || e.code === 400) && /POSTing/.test(e.message);
   return e instanceof TypeError && /fetch failed/i.test(e.message);
 }
 
@@ -141,13 +147,15 @@ export function createUpstream(spec: UpstreamSpec, options: UpstreamOptions = {}
   const listAll = async (c: Client): Promise<Listing> => {
     const out: Listing = { tools: [], invalid: [] };
     let cursor: string | undefined;
-    for (let page = 0; page < 100; page++) {
+    for (let page = 0; page < MAX_LIST_PAGES; page++) {
       const params = cursor === undefined ? {} : { cursor };
       const r = await c.request({ method: "tools/list", params }, LooseToolList, { timeout: connectTimeoutMs });
       checkTools(r.tools, out);
       cursor = r.nextCursor;
       if (cursor === undefined) break;
     }
+    // Never cut silently: a list longer than the cap is served as far as it was read, and said so.
+    if (cursor !== undefined) log(`upstream tool list has more than ${MAX_LIST_PAGES} pages; only the tools of the first ${MAX_LIST_PAGES} are served`);
     for (const bad of out.invalid) log(`upstream tool ${bad.name === undefined ? "(without a name)" : JSON.stringify(bad.name.slice(0, 100))}: ${bad.reason}; not served`);
     return out;
   };
@@ -173,7 +181,10 @@ export function createUpstream(spec: UpstreamSpec, options: UpstreamOptions = {}
       client = undefined;
       lane = undefined;
       state = "down";
+      // A connection that lived 10 s resets the backoff; one that died sooner doubles it, as a failed
+      // start does (an upstream that crashes right after each start must not restart every second).
       if (Date.now() - connectedAt >= 10_000) failures = 0;
+      else failures++;
       log(`upstream ${describe(spec)} closed; restarting`);
       schedule();
     };
@@ -248,7 +259,12 @@ export function createUpstream(spec: UpstreamSpec, options: UpstreamOptions = {}
     state: () => state,
     starts: () => startCount,
     invalidTools: () => invalid,
-    retryAfterMs: () => (state === "up" ? 0 : Math.max(1, nextAttemptAt - Date.now())),
+    // The time to the next restart attempt; once it is connecting, about how long that takes (not 1 ms).
+    retryAfterMs: () => {
+      if (state === "up") return 0;
+      const left = nextAttemptAt - Date.now();
+      return left > 0 ? left : Math.min(1_000, connectTimeoutMs);
+    },
     async start() {
       let last: unknown;
       for (let i = 0; i < startAttempts; i++) {
