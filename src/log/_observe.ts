@@ -99,6 +99,8 @@ interface Pending {
   /** The wrapped call has answered: nothing is matched to it any more. */
   ended: boolean;
   record: CallRecord | undefined;
+  /** Its keys in the observer's `inflight` map (the call id the caller gave, the one the gate used). */
+  keys: string[] | undefined;
 }
 
 const MAX_PENDING = 10_000;
@@ -198,6 +200,34 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
     for (const [call, r] of e.heardRecords ?? []) if (call !== answered) emit(summarize(r, e.heard?.get(call) ?? [], ctx), undefined);
   };
 
+  /**
+   * Observed calls by tool and call id, while they run: what the hooks hear outside any call's
+   * context (a timeout, a cancel: the gate goes on from work it shares between calls) is matched
+   * here to its call, when one call alone has that id.
+   */
+  const inflight = new Map<string, Pending | null>();
+  const keyOf = (tool: unknown, callId: string): string => `${String(tool)}\u0000${callId}`;
+  const register = (e: Pending, callId: string | undefined): void => {
+    if (callId === undefined || e.ended) return;
+    const k = keyOf(e.name, callId);
+    const other = inflight.get(k);
+    if (other === e) return;
+    if (other !== undefined) inflight.set(k, null); // two calls with one id: neither is matched this way
+    else if (inflight.size < MAX_PENDING) inflight.set(k, e);
+    (e.keys ??= []).push(k);
+  };
+  const unregister = (e: Pending): void => {
+    for (const k of e.keys ?? []) {
+      const other = inflight.get(k);
+      if (other === e || other === null) inflight.delete(k);
+    }
+  };
+  /** The observed call this event or record belongs to, found by its tool and call id (see {@link inflight}). */
+  const owner = (tool: string, callId: string): Pending | undefined => {
+    const e = inflight.get(keyOf(tool, callId));
+    return e !== undefined && e !== null && !e.ended && !e.heardByGate && e.record === undefined ? e : undefined;
+  };
+
   /** The attempts the hooks heard for `r`'s call outside any observed call, taken off the waiting list. */
   const waitingFor = (r: CallRecord): AttemptSummary[] => {
     const key = `${r.tool}\u0000${r.callId}`;
@@ -213,7 +243,13 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
       const e = store.getStore();
       if (mine(e, ev.tool, ev.callId) && !e.heardByGate) {
         e.callId = ev.callId;
+        register(e, ev.callId);
         e.attempts.push(a);
+        return;
+      }
+      const o = owner(ev.tool, ev.callId);
+      if (o !== undefined) {
+        o.attempts.push(a);
         return;
       }
       const key = `${ev.tool}\u0000${ev.callId}`;
@@ -238,6 +274,11 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
         e.record = r;
         return;
       }
+      const o = owner(r.tool, r.callId);
+      if (o !== undefined) {
+        o.record = r;
+        return;
+      }
       emit(summarize(r, waitingFor(r), ctx), undefined);
     },
     onBreakerChange(ev) {
@@ -258,9 +299,10 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
       return listings.get(tool);
     };
     /** One observed call: `run` is the gate's call, or the recording of a refusal made in front of it. */
-    const observe = async (name: string, args: unknown, run: (entry: Pending) => Promise<ToolResult>): Promise<ToolResult> => {
+    const observe = async (name: string, args: unknown, run: (entry: Pending) => Promise<ToolResult>, givenCallId?: string): Promise<ToolResult> => {
       const startTime = now();
-      const entry: Pending = { name, known: typeof name === "string" && gate.tool(name) !== undefined, callId: undefined, attempts: [], heard: undefined, heardByGate: false, heardRecords: undefined, ended: false, record: undefined };
+      const entry: Pending = { name, known: typeof name === "string" && gate.tool(name) !== undefined, callId: undefined, attempts: [], heard: undefined, heardByGate: false, heardRecords: undefined, ended: false, record: undefined, keys: undefined };
+      register(entry, givenCallId);
       let started: CallStart<H> | undefined;
       try {
         started = driver.start?.(shownToolName(name, entry.known, ctx.stable), startTime);
@@ -274,6 +316,7 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
       } catch (error) {
         // gate.call never throws; if a foreign gate does, the span still ends.
         entry.ended = true;
+        unregister(entry);
         writeHeard(entry, undefined);
         emit(summarize(thrownRecord(name, startTime, now()), entry.attempts, ctx), started?.handle);
         throw error;
@@ -282,6 +325,7 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
         // A gate call with this wrapper's listener marked its envelope: its own record and attempts,
         // exactly. Otherwise what the hooks matched by context, or what the envelope says.
         entry.ended = true;
+        unregister(entry);
         const answer = _answerOf(result);
         writeHeard(entry, answer?.call);
         // With a marked answer, a record the hooks matched by context is another gate call's (made
@@ -306,14 +350,24 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
       // This recorder again, inside one of its own wrappers (directly or through others): the
       // outer wrapper records the call, so this one passes it on unrecorded (one line, one span).
       if (_listenersIn(opts).some((l) => ownListeners.has(l as AttemptListener))) return gate.call(name, args, opts);
-      return observe(name, args, (entry) => {
-        const listener: AttemptListener = {
-          begin: () => void (entry.heardByGate = true),
-          attempt: (ev, gateCall) => hear(entry, ev, gateCall),
-        };
-        ownListeners.set(listener, entry);
-        return gate.call(name, args, _withAttemptListener(opts, listener));
-      });
+      // The caller's options are read once, into the copy that carries the listener; the call id the
+      // hooks may need to match it by (`inflight`) is read from that copy.
+      let observed: Pending | undefined;
+      const listener: AttemptListener = {
+        begin: () => void (observed!.heardByGate = true),
+        attempt: (ev, gateCall) => hear(observed!, ev, gateCall),
+      };
+      const forwarded = _withAttemptListener(opts, listener);
+      return observe(
+        name,
+        args,
+        (entry) => {
+          observed = entry;
+          ownListeners.set(listener, entry);
+          return gate.call(name, args, forwarded);
+        },
+        givenCallId(forwarded),
+      );
     };
     // A refusal made in front of the gate (src/refusal.ts) is a call too: one line or span, arguments
     // never captured. Passed on synchronously through the wrappers inside: one of this recorder's
@@ -392,4 +446,14 @@ function thrownRecord(name: unknown, startedAt: number, end: number): CallRecord
     replayed: false,
     startedAt,
   };
+}
+
+/** The call id the caller gave, read once and safely (options may be anything). */
+function givenCallId(opts: unknown): string | undefined {
+  try {
+    const id = (opts as { callId?: unknown } | undefined)?.callId;
+    return typeof id === "string" ? id : undefined;
+  } catch {
+    return undefined;
+  }
 }
