@@ -95,6 +95,10 @@ async function run(argv: readonly string[]): Promise<number> {
   const fixtureSet = values.fixtures === undefined ? undefined : await loadFixtures(values.fixtures).catch(() => {
     throw new CliError("E_FIXTURES", `cannot read the --fixtures directory ${values.fixtures}`);
   });
+  // A directory without a fixture checks nothing: a mistyped path must not pass as "all as expected".
+  if (fixtureSet !== undefined && fixtureSet.fixtures.length === 0 && fixtureSet.problems.length === 0) {
+    throw new CliError("E_FIXTURES", `the --fixtures directory ${values.fixtures} holds no fixture (*.json)`);
+  }
 
   const gate = await loadGate(positionals[0] as string);
   const tools = gate.list().map((l) => gate.tool(l.name)).filter((t): t is AnyTool => t !== undefined);

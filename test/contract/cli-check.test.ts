@@ -56,8 +56,10 @@ describe.concurrent("toolgate check", { timeout: 120_000 }, () => {
       check(["test/contract/modules/nope.ts"]),
       check(["examples/orders/index.ts", "--against", join(tmpdir(), "toolgate-no-such-snapshot.json")]),
       check(["examples/orders/index.ts", "--bogus"]),
+      check(["examples/orders/index.ts", "--fixtures", mkdtempSync(join(tmpdir(), "toolgate-empty-fixtures-"))]),
     ]);
-    expect(cases.map((c) => c.code)).toEqual([2, 2, 2, 2, 2, 2]);
+    expect(cases.map((c) => c.code)).toEqual([2, 2, 2, 2, 2, 2, 2]);
+    expect(cases[6]!.stderr).toMatch(/holds no fixture \(\*\.json\) \(E_FIXTURES\)/);
     expect(cases[1]!.stderr).toContain("--runs expects an integer");
     expect(cases[2]!.stderr).toContain("--target must be one of mcp, draft-07, openai, anthropic");
     expect(cases[3]!.stderr).toContain("E_MODULE_NOT_FOUND");
