@@ -318,7 +318,8 @@ export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOp
         entry.ended = true;
         unregister(entry);
         writeHeard(entry, undefined);
-        emit(summarize(thrownRecord(name, startTime, now()), entry.attempts, ctx), started?.handle);
+        const listing = typeof name === "string" ? listingOf(name) : undefined;
+        emit(summarize(thrownRecord(name, listing?.version ?? "", entry.callId ?? givenCallId ?? "", startTime, now()), entry.attempts, ctx), started?.handle);
         throw error;
       }
       try {
@@ -432,11 +433,12 @@ const MAX_HEARD = 16;
 /** Gate calls heard per observed call (a wrapper in between may make several with the options). */
 const MAX_GATE_CALLS = 64;
 
-function thrownRecord(name: unknown, startedAt: number, end: number): CallRecord {
+/** The record of a call whose (foreign) gate threw: the version the gate lists and the call id known, if any. */
+function thrownRecord(name: unknown, version: string, callId: string, startedAt: number, end: number): CallRecord {
   return {
     tool: typeof name === "string" ? name : "",
-    version: "",
-    callId: "",
+    version,
+    callId,
     ok: false,
     code: "FAILED",
     attempts: 0,

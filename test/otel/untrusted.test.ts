@@ -5,7 +5,7 @@
  */
 import { describe, expect, it, beforeAll } from "vitest";
 import { z } from "zod";
-import { createGate, defineTool } from "../../src/index.js";
+import { createGate, defineTool, type Gate } from "../../src/index.js";
 import { createGateTelemetry, ATTR } from "../../src/otel/index.js";
 import { createCallLog, type CallLogEvent, type LogEvent } from "../../src/log/index.js";
 import { installContextManager, memoryMetrics, memoryTracing } from "./_otel.js";
@@ -59,6 +59,16 @@ describe("recorders and untrusted input", () => {
     expect(calls?.dataPoints.reduce((n, d) => n + Number(d.value), 0)).toBe(3);
     expect(errors).toHaveLength(3);
     await m.shutdown();
+  });
+
+  it("a foreign gate that throws: the span still names the call id given and the tool's version", async () => {
+    const t = memoryTracing();
+    const otel = createGateTelemetry({ tracerProvider: t.provider, metrics: false });
+    const real = createGate({ tools: [echo] });
+    const foreign: Gate = { ...real, call: () => Promise.reject(new Error("foreign gate broke")) };
+    await expect(otel.instrument(foreign).call("echo", {}, { callId: "thr0" })).rejects.toThrow("foreign gate broke");
+    const [span] = t.spans();
+    expect(span!.attributes).toMatchObject({ [ATTR.callId]: "thr0", [ATTR.version]: "1", [ATTR.toolName]: "echo" });
   });
 
   it("providers and sinks that are not usable are refused when the recorder is made", () => {
