@@ -97,6 +97,8 @@ export function createMcpServer(gate: Gate, options: McpServerOptions): Server {
 export interface _ServerHooks {
   /** The listing to advertise (called per tools/list). Default: the gate's tools. */
   readonly tools?: () => McpTool[];
+  /** The listing can change: the server advertises `listChanged` (the proxy sends the notification). */
+  readonly listChanged?: boolean;
   /** A failure to answer instead of calling the gate (refused tool, rate limit, upstream down). */
   readonly before?: (name: string, callId: string) => ToolFailure | undefined;
   /** Build the success result from the gate's data. Default: structuredContent + text. */
@@ -160,7 +162,7 @@ export function _createMcpServer(gate: Gate, options: McpServerOptions, hooks: _
   // answer, for a call the lane did not see.
   const server = new LaneServer(
     { name: options.name, version: options.version },
-    { capabilities: { tools: { listChanged: false } }, ...(options.instructions !== undefined ? { instructions: options.instructions } : {}) },
+    { capabilities: { tools: { listChanged: hooks.listChanged === true } }, ...(options.instructions !== undefined ? { instructions: options.instructions } : {}) },
     answer,
   );
   server.setRequestHandler(ListToolsRequestSchema, () => (listTools === undefined ? listResult : { tools: listTools() }));

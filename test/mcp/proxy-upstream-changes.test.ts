@@ -5,6 +5,9 @@
 import { describe, expect, it } from "vitest";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { createProxy } from "../../src/mcp/index.js";
 
 const UP = join(fileURLToPath(new URL(".", import.meta.url)), "../fixtures/mcp/changing-upstream.mjs");
@@ -22,6 +25,27 @@ describe("proxy: an upstream that changes", () => {
       const r = await p.gate.call("count", {});
       expect(r).toMatchObject({ ok: false, code: "DENIED", effect: "none", message: "The upstream no longer offers this tool", meta: { attempts: 0 } });
     } finally {
+      await p.close();
+    }
+  });
+
+  it("its clients are told when the served list changes (listChanged), and the list they read again lacks the removed tool", async () => {
+    const p = await createProxy({ upstream: up(), config: {} });
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await p.createServer().connect(a);
+    const client = new Client({ name: "t", version: "1" });
+    let told = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void told++);
+    await client.connect(b);
+    try {
+      expect(client.getServerCapabilities()?.tools?.listChanged).toBe(true);
+      expect((await client.listTools()).tools.some((t) => t.name === "count")).toBe(true);
+      await client.callTool({ name: "remove", arguments: {} });
+      for (let i = 0; i < 50 && told === 0; i++) await pause(20);
+      expect(told).toBe(1);
+      expect((await client.listTools()).tools.some((t) => t.name === "count")).toBe(false);
+    } finally {
+      await client.close();
       await p.close();
     }
   });

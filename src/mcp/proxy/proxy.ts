@@ -249,7 +249,10 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
       if (rl !== undefined) buckets.set(b.tool.name, tokenBucket(rl));
     }
     let listing: McpTool[] = [];
+    /** The servers made by `createServer`, while connected: told when the listing changes. */
+    const servers = new Set<Server>();
     rebuildList = () => {
+      const before = JSON.stringify(listing.map((t) => t.name));
       listing = built
         .filter((b) => !refused.has(b.tool.name))
         .map((b) => {
@@ -257,6 +260,8 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
           const m = toMcpTool(gl);
           return b.listing.title !== undefined ? { ...m, title: b.listing.title } : m;
         });
+      if (JSON.stringify(listing.map((t) => t.name)) === before) return;
+      for (const s of servers) s.sendToolListChanged().catch(() => undefined); // a client gone meanwhile
     };
     rebuildList();
     const state: AdmissionState = { refused, versions, buckets, upstream };
@@ -287,7 +292,16 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
       gate: served,
       upstream,
       refused: () => refused,
-      createServer: () => _createMcpServer(served, info, { tools: () => listing, before, success }),
+      createServer: () => {
+        const server = _createMcpServer(served, info, { tools: () => listing, listChanged: true, before, success });
+        const closed = server.onclose;
+        server.oninitialized = () => void servers.add(server);
+        server.onclose = () => {
+          servers.delete(server);
+          closed?.();
+        };
+        return server;
+      },
       close: () => upstream.close(),
     };
   } catch (e) {
