@@ -1,7 +1,7 @@
 /** What the proxy's log and start-up errors say about an HTTP upstream: never its query string, credentials or response bodies. */
 import { describe, expect, it } from "vitest";
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { describe as describeUpstream } from "../../src/mcp/proxy/upstream.js";
+import { _sessionLost, describe as describeUpstream } from "../../src/mcp/proxy/upstream.js";
 import { errorText } from "../../src/mcp/proxy/error-text.js";
 import { createProxy } from "../../src/mcp/index.js";
 
@@ -41,5 +41,13 @@ describe("the proxy's diagnostics about an HTTP upstream", () => {
     expect(err).toBeInstanceOf(Error);
     expect((err as Error).message).toMatch(/^upstream http:\/\/127\.0\.0\.1:9\/mcp did not start/);
     expect((err as Error).message).not.toMatch(/api_key|sk-live/);
+  });
+
+  it("a lost HTTP session is 404 or 400 to a POST (server-everything answers 400), never a GET's 404 or another status", () => {
+    expect(_sessionLost(new StreamableHTTPError(404, "Error POSTing to endpoint: Session not found"))).toBe(true);
+    expect(_sessionLost(new StreamableHTTPError(400, "Error POSTing to endpoint: Bad Request: No valid session ID provided"))).toBe(true);
+    expect(_sessionLost(new StreamableHTTPError(404, "Failed to open SSE stream: Not Found"))).toBe(false);
+    expect(_sessionLost(new StreamableHTTPError(500, "Error POSTing to endpoint: boom"))).toBe(false);
+    expect(_sessionLost(new TypeError("fetch failed"))).toBe(true);
   });
 });

@@ -83,7 +83,8 @@ type Connected = Listing & { client: Client; lane: RequestLane | undefined };
 /** The most `tools/list` pages read from an upstream (a server that pages forever must not hang the proxy). */
 const MAX_LIST_PAGES = 1_000;
 
-function sessionLost(e: unknown): boolean {
+/** @internal Whether an HTTP upstream's session is gone (see above); exported for its test. */
+export function _sessionLost(e: unknown): boolean {
   // 404 is the spec's answer to an unknown session; some servers (the reference server-everything)
   // answer 400 "no valid session ID" instead. The proxy's own messages are well-formed, so a 400 to
   // a POST on an established session means the session is gone too.
@@ -169,7 +170,7 @@ export function createUpstream(spec: UpstreamSpec, options: UpstreamOptions = {}
       else if (e instanceof SyntaxError) log(`upstream wrote a line that is not JSON-RPC; ignored`);
       else if (isZodError(e)) log(`upstream wrote a message that is not valid JSON-RPC (${zodSummary(e.issues)}); ignored`);
       else log(`upstream error: ${errorText(e)}`);
-      if (spec.kind === "http" && client === c && !dropping && sessionLost(e)) {
+      if (spec.kind === "http" && client === c && !dropping && _sessionLost(e)) {
         // The session is gone: close this connection; onclose below schedules the reconnection.
         dropping = true;
         log(`upstream ${describe(spec)} lost the session; reconnecting`);
