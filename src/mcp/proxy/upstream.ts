@@ -73,17 +73,16 @@ const LooseResult = z.object({}).loose();
 /** A fresh connection: its tool list, its client and the calls' lane. */
 type Connected = Listing & { client: Client; lane: RequestLane | undefined };
 
+/** The most `tools/list` pages read from an upstream (a server that pages forever must not hang the proxy). */
+const MAX_LIST_PAGES = 1_000;
+
 /**
  * A transport error after which an HTTP upstream's session is gone: the server answers a message
  * POSTed on the session with 404 (it restarted, or dropped the session), or nothing answers at all
  * (fetch failed). The SDK client transport never closes by itself, so the proxy closes it and
  * reconnects. A 404 to the optional GET stream is not one: servers without that stream often
- * answer GET with 404, and reconnecting would not change that.
+ * answer GET with 404, and reconnecting would not change that. @internal (exported for its test)
  */
-/** The most `tools/list` pages read from an upstream (a server that pages forever must not hang the proxy). */
-const MAX_LIST_PAGES = 1_000;
-
-/** @internal Whether an HTTP upstream's session is gone (see above); exported for its test. */
 export function _sessionLost(e: unknown): boolean {
   // 404 is the spec's answer to an unknown session; some servers (the reference server-everything)
   // answer 400 "no valid session ID" instead. The proxy's own messages are well-formed, so a 400 to
