@@ -28,6 +28,18 @@ export function _checkRedactOptions(o: unknown, fail: (message: string) => never
   if (replacement !== undefined && typeof replacement !== "string") fail("redact.replacement must be a string");
 }
 
+/**
+ * What follows a secret's name: the spared names, then an optional `_key` suffix. The name may end
+ * a longer one (access_token, dbPassword, x-api-key, REDIS_PASSWORD) or carry a _key suffix
+ * (SECRET_KEY). Spared: a cursor an agent needs (a cursor prefix before a token: pageToken,
+ * nextPageToken, sync_token) and `is` as a word before a name (isSecret); SYNC_PASSWORD and
+ * CURSOR_API_KEY stay secrets. The lookbehinds follow the name, so the engine looks for a name
+ * first (cheaper). One definition for the `key=value` default pattern and {@link _isSecretKeyName}.
+ */
+const SPARED_THEN_SUFFIX = String.raw`(?<!(?:page|next|next[_-]?sync|continuation|cursor|resume|(?<![a-z0-9])sync)[_-]?token)(?<!(?<![a-z0-9])is[_-]?(?:api[_-]?key|secret|password|passwd|token))(?:[_-]?(?:access[_-]?)?key)?`;
+/** A secret's name in text (`password=…`, `"apiKey":"…"`). */
+const SECRET_NAME = `(?:api[_-]?key|secret|password|passwd|token)${SPARED_THEN_SUFFIX}`;
+
 /** The shapes scrubbed by default: provider API keys, cloud keys, bearer tokens, JWTs, private keys. */
 export const DEFAULT_SECRET_PATTERNS: readonly RegExp[] = Object.freeze([
   /\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}/g, // OpenAI / Anthropic style
@@ -40,13 +52,9 @@ export const DEFAULT_SECRET_PATTERNS: readonly RegExp[] = Object.freeze([
   /\bBearer\s+[A-Za-z0-9._~+/-]{8,}=*/gi, // bearer tokens
   /\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g, // JWT
   /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)/g,
-  // key=value, key: value, "key":"value". The name may end a longer one (access_token, dbPassword,
-  // x-api-key, REDIS_PASSWORD) or carry a _key suffix (SECRET_KEY). Spared: a cursor an agent needs
-  // (a cursor prefix before a token: pageToken, nextPageToken, sync_token) and `is` as a word before
-  // a name (isSecret); SYNC_PASSWORD and CURSOR_API_KEY stay secrets. The value runs to a space,
-  // quote, comma or semicolon, or to the next `&name=` of a query string. The lookbehinds follow
-  // the name, so the engine looks for a name first (cheaper).
-  /(?:api[_-]?key|secret|password|passwd|token)(?<!(?:page|next|next[_-]?sync|continuation|cursor|resume|(?<![a-z0-9])sync)[_-]?token)(?<!(?<![a-z0-9])is[_-]?(?:api[_-]?key|secret|password|passwd|token))(?:[_-]?(?:access[_-]?)?key)?["']?\s*[:=]\s*["']?(?:(?!&[\w.-]*=)[^\s"',;]){6,}/gi,
+  // key=value, key: value, "key":"value": a secret's name (SECRET_NAME), then the value, which runs
+  // to a space, quote, comma or semicolon, or to the next `&name=` of a query string.
+  new RegExp(`${SECRET_NAME}${String.raw`["']?\s*[:=]\s*["']?(?:(?!&[\w.-]*=)[^\s"',;]){6,}`}`, "gi"),
 ]);
 
 /**
@@ -58,8 +66,8 @@ export const DEFAULT_SECRET_PATTERNS: readonly RegExp[] = Object.freeze([
 export function _isSecretKeyName(key: string): boolean {
   return SECRET_KEY_NAME.test(key);
 }
-const SECRET_KEY_NAME =
-  /(?:api[_-]?key|secret|password|passwd|token|authorization|credentials?|private[_-]?key)(?<!(?:page|next|next[_-]?sync|continuation|cursor|resume|(?<![a-z0-9])sync)[_-]?token)(?<!(?<![a-z0-9])is[_-]?(?:api[_-]?key|secret|password|passwd|token))(?:[_-]?(?:access[_-]?)?key)?$/i;
+/** A whole key naming a secret: the names of SECRET_NAME, and those a key alone can name (`authorization`, `credentials`, `private_key`). */
+const SECRET_KEY_NAME = new RegExp(`(?:api[_-]?key|secret|password|passwd|token|authorization|credentials?|private[_-]?key)${SPARED_THEN_SUFFIX}$`, "i");
 
 /**
  * No default pattern matches fewer characters than this: the shortest is the `key=value` shape
