@@ -114,6 +114,21 @@ export function _warnOnce(error: unknown): void {
   process.emitWarning(`toolgate: a telemetry recorder failed (${why}); the call's result is unaffected`, { code: "TOOLGATE_TELEMETRY" });
 }
 
+/**
+ * @internal How a recorder tells `onError` (default {@link _warnOnce}): an `onError` that throws
+ * is not the call's failure (a recorder never breaks a call).
+ */
+export function _reporter(onError: ((error: unknown) => void) | undefined): (error: unknown) => void {
+  const tell = onError ?? _warnOnce;
+  return (e) => {
+    try {
+      tell(e);
+    } catch {
+      // nothing more to tell
+    }
+  };
+}
+
 function now(): number {
   return performance.timeOrigin + performance.now();
 }
@@ -153,15 +168,7 @@ export function _checkObserverOptions(o: unknown, own: readonly string[], who: s
 export function createObserver<H>(driver: ObserverDriver<H>, options: ObserverOptions = {}): GateObserver {
   const redact: Redactor = createRedactor(options.redact);
   const ctx: SummaryContext = { redact, stable: memoRedactor(redact), toolType: options.toolType ?? "function" };
-  const onError = options.onError ?? _warnOnce;
-  /** Tell `onError`; one that throws is not the call's failure (a recorder never breaks a call). */
-  const report = (e: unknown): void => {
-    try {
-      onError(e);
-    } catch {
-      // nothing more to tell
-    }
-  };
+  const report = _reporter(options.onError);
   const capture = options.capture ?? {};
   const maxLength = capture.maxLength ?? 4_096;
   const store = new AsyncLocalStorage<Pending>();

@@ -5,7 +5,7 @@
  */
 import type { BreakerState } from "../policy/breaker.js";
 import { ToolgateConfigError } from "../errors.js";
-import { _checkObserverOptions, _warnOnce, createObserver, type GateObserver, type ObserverOptions } from "./_observe.js";
+import { _checkObserverOptions, _reporter, createObserver, type GateObserver, type ObserverOptions } from "./_observe.js";
 import { ATTR, type AttrValue, type CallSummary } from "./_summary.js";
 
 /** One call, as logged. Keys are the span's attribute names, plus when, what and how long. */
@@ -79,14 +79,7 @@ export function createCallLog(options: CallLogOptions = {}): GateObserver {
   // `null` is no sink (not "the default"): stdout would corrupt an MCP stdio stream without a word.
   if (options.sink !== undefined && typeof options.sink !== "function") throw new ToolgateConfigError("E_TELEMETRY_OPTIONS", "createCallLog: sink must be a function");
   const sink = options.sink ?? jsonLineSink(process.stdout);
-  const onError = options.onError ?? _warnOnce;
-  const report = (e: unknown): void => {
-    try {
-      onError(e);
-    } catch {
-      // a recorder never breaks a call
-    }
-  };
+  const report = _reporter(options.onError);
   const write = (event: LogEvent): void => {
     const r = sink(JSON.stringify(event), event);
     if (typeof r === "object" && r !== null && typeof (r as { then?: unknown }).then === "function") {
