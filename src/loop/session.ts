@@ -7,6 +7,7 @@ import { randomUUID } from "node:crypto";
 import { TOOL_ERROR_CODES, type ToolFailure, type ToolResult } from "../result.js";
 import { _isSecretKeyName, truncate } from "../redact.js";
 import { ToolgateConfigError } from "../errors.js";
+import { SECRET_PLACEHOLDER } from "../log/_capture.js";
 import { MAX_ISSUE_PATH } from "../issues.js";
 import { recordedIssuePaths } from "../issue-paths.js";
 import { argsValue, callKey, canonicalJson, canonicalValue } from "./canonical.js";
@@ -466,7 +467,7 @@ function withoutSecretKeys(v: unknown, depth: number): unknown {
   if (typeof v !== "object" || v === null || depth > 64) return v;
   if (Array.isArray(v)) return v.map((x) => withoutSecretKeys(x, depth + 1));
   const out: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(v)) out[k] = _isSecretKeyName(k) && x !== null ? "[REDACTED]" : withoutSecretKeys(x, depth + 1);
+  for (const [k, x] of Object.entries(v)) out[k] = _isSecretKeyName(k) && x !== null ? SECRET_PLACEHOLDER : withoutSecretKeys(x, depth + 1);
   return out;
 }
 
