@@ -24,7 +24,7 @@ import { truncate } from "./redact.js";
 import { wallClockAt } from "./wall-clock.js";
 import { _rememberPaths, recordPaths } from "./issue-paths.js";
 import { RECORD_REFUSAL, type RefusalRecorder } from "./refusal.js";
-import { ATTEMPT_LISTENER, _markAnswer, _noteHeard, type AttemptListener, type ListenedOptions } from "./attempt-seam.js";
+import { ATTEMPT_LISTENER, _listenersIn, _markAnswer, _noteHeard, type AttemptListener, type ListenedOptions } from "./attempt-seam.js";
 import { safeHook, type CallRecord } from "./hooks.js";
 import type { ToolListing } from "./json-schema.js";
 
@@ -599,9 +599,7 @@ function readsAsSignal(signal: AbortSignal): boolean {
  */
 function attemptListeners(o: object): AttemptListener[] | undefined {
   try {
-    const l: unknown = (o as ListenedOptions)[ATTEMPT_LISTENER];
-    if (!Array.isArray(l)) return undefined;
-    const ok = (l as unknown[]).filter((x): x is AttemptListener => {
+    const ok = _listenersIn(o).filter((x): x is AttemptListener => {
       const m = x as Partial<Record<keyof AttemptListener, unknown>> | null;
       return typeof m === "object" && m !== null && typeof m.begin === "function" && typeof m.attempt === "function";
     });
