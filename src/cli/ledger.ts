@@ -13,6 +13,7 @@ import { sqliteLedger } from "../ledger/sqlite.js";
 import type { Ledger, LedgerEntry, ListQuery } from "../ledger/types.js";
 import { isToolgateConfigError } from "../errors.js";
 import { MAX_LIST } from "../ledger/_decide.js";
+import { _corrupt } from "../ledger/_row.js";
 
 const usage = `Usage: toolgate ledger <list|show|unresolved|prune> --db <path|postgres://…> [options]
 
@@ -120,6 +121,7 @@ function printable(s: string): string {
 
 function table(entries: readonly LedgerEntry[], now: number, withEffects: boolean): string {
   if (entries.length === 0) return "(none)";
+  // Every cell as it is safe to print, once: the widths are measured on what is printed.
   const rows = entries.map((e) => [
     e.id.slice(0, 8),
     age(now - e.createdAt),
@@ -128,11 +130,11 @@ function table(entries: readonly LedgerEntry[], now: number, withEffects: boolea
     e.effect,
     e.key ?? "-",
     ...(withEffects ? [e.effects.map((x) => `${x.kind}:${x.ref}`).join(",") || "-"] : []),
-  ]);
+  ].map(printable));
   const head = ["ID", "AGE", "TOOL", "STATUS", "EFFECT", "KEY", ...(withEffects ? ["EFFECTS"] : [])];
-  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => printable(r[i]!).length)));
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (r: readonly string[]) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join("  ");
-  return [line(head), ...rows.map((r) => line(r.map(printable)))].join("\n");
+  return [line(head), ...rows.map(line)].join("\n");
 }
 
 async function run(argv: readonly string[]): Promise<number> {
@@ -225,7 +227,7 @@ async function runOn(
       try {
         if (e.result !== null) result = JSON.parse(e.result);
       } catch {
-        return fail("cannot show the entry", Object.assign(new Error(`entry ${e.id}: the stored result is not valid JSON (was the database changed outside toolgate?)`), { code: "E_LEDGER_CORRUPT" }));
+        return fail("cannot show the entry", _corrupt(e.id, "result"));
       }
       out(json ? JSON.stringify({ ...view(e, now), result }) : JSON.stringify({ ...view(e, now), result }, null, 2));
       return 0;

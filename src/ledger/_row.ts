@@ -33,8 +33,8 @@ export const _COLUMNS = [
 /** A row as a driver returns it. */
 export type _Row = Record<(typeof _COLUMNS)[number], unknown>;
 
-/** A stored value toolgate did not write (the database was edited, or damaged), named by entry and column. */
-function corrupt(id: unknown, column: string): Error {
+/** @internal A stored value toolgate did not write (the database was edited, or damaged), named by entry and column. */
+export function _corrupt(id: unknown, column: string): Error {
   return Object.assign(new Error(`entry ${String(id)}: the stored ${column} is not valid JSON (was the database changed outside toolgate?)`), { code: "E_LEDGER_CORRUPT" });
 }
 
@@ -44,7 +44,7 @@ function effectsOf(id: unknown, v: unknown): EffectRef[] {
     try {
       arr = JSON.parse(v);
     } catch {
-      throw corrupt(id, "effects list");
+      throw _corrupt(id, "effects list");
     }
   }
   if (!Array.isArray(arr)) return [];
