@@ -180,8 +180,7 @@ function resolved(options: DriftOptions, who = "checkTool"): Required<Pick<Drift
     throw new ToolgateConfigError("E_CHECK_OPTIONS", `${who}: ${m}`);
   };
   if (options.advertised !== undefined && typeof options.advertised !== "function") bad("advertised must be a function");
-  if (!Number.isInteger(runs) || runs < 1 || runs > 1_000_000) bad("runs must be an integer from 1 to 1,000,000");
-  if (!Number.isInteger(seed)) bad("seed must be an integer");
+  _checkRunsAndSeed(runs, seed, bad);
   if (!Number.isInteger(maxFindings) || maxFindings < 1 || maxFindings > 1000) bad("maxFindings must be an integer from 1 to 1,000");
   if (options.targets !== undefined && (!Array.isArray(options.targets) || !options.targets.every(isContractTarget))) {
     bad(`targets must be a list of ${CONTRACT_TARGETS.join(", ")}`);
@@ -229,6 +228,12 @@ export async function checkContracts(tools: readonly AnyTool[], options: DriftOp
   const reports: ToolReport[] = [];
   for (const tool of tools) reports.push(await checkTool(tool, o));
   return { format: "toolgate-check", version: 1, ok: reports.every((r) => r.ok), seed: o.seed, runs: o.runs, tools: reports };
+}
+
+/** @internal `runs` and `seed` as every property-based check takes them; `bad` throws with the caller's name. */
+export function _checkRunsAndSeed(runs: unknown, seed: unknown, bad: (message: string) => never): void {
+  if (!Number.isInteger(runs) || (runs as number) < 1 || (runs as number) > 1_000_000) bad("runs must be an integer from 1 to 1,000,000");
+  if (!Number.isInteger(seed)) bad("seed must be an integer");
 }
 
 /** @internal The drift options' checks, for callers that take them ahead of a run (the contract suite). */

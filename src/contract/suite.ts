@@ -14,7 +14,7 @@ import { isPromiseLike, toJsonSchema } from "../standard.js";
 import { advertisedInput } from "../json-schema.js";
 import { arbitraryFor } from "./arbitrary.js";
 import { applyMutation, mutationsOf } from "./mutate.js";
-import { _checkDriftOptions, checkTool, type DriftOptions } from "./drift.js";
+import { _checkDriftOptions, _checkRunsAndSeed, checkTool, type DriftOptions } from "./drift.js";
 import { formatReport } from "./format.js";
 import { compileAdvertised } from "./verdict.js";
 
@@ -245,6 +245,11 @@ function drift(tool: AnyTool, d: DriftOptions): ContractProperty {
  */
 export function contractProperties(tool: AnyTool, options: ContractSuiteOptions = {}): ContractProperty[] {
   checkSuiteOptions(tool, options, "contractProperties");
+  return properties(tool, options);
+}
+
+/** The properties, from checked options. */
+function properties(tool: AnyTool, options: ContractSuiteOptions): ContractProperty[] {
   const props = [inputGuard(tool, options), outputGuard(tool, options), retryCap(tool, options)];
   if (options.drift !== false) props.push(drift(tool, { ...(options.seed !== undefined ? { seed: options.seed } : {}), ...(options.drift ?? {}) }));
   return props;
@@ -261,8 +266,7 @@ function checkSuiteOptions(tool: unknown, options: unknown, who: string): void {
   if (!isTool(tool)) bad("the first argument must be a defineTool(...) value");
   if (typeof options !== "object" || options === null) bad("options must be an object");
   const o = options as ContractSuiteOptions;
-  if (o.runs !== undefined && (!Number.isInteger(o.runs) || o.runs < 1 || o.runs > 1_000_000)) bad("runs must be an integer from 1 to 1,000,000");
-  if (o.seed !== undefined && !Number.isInteger(o.seed)) bad("seed must be an integer");
+  _checkRunsAndSeed(o.runs ?? 1, o.seed ?? 0, bad);
   if (o.drift !== undefined && o.drift !== false) _checkDriftOptions(o.drift, `${who} (drift)`);
 }
 
@@ -280,7 +284,7 @@ export type TestFn = (name: string, fn: () => Promise<void>) => unknown;
 export function contractSuite(tool: AnyTool, options: ContractSuiteOptions & { readonly it: TestFn }): void {
   checkSuiteOptions(tool, options, "contractSuite");
   if (typeof options.it !== "function") throw new ToolgateConfigError("E_CHECK_OPTIONS", "contractSuite: options.it must be your test framework's it or test function");
-  for (const p of contractProperties(tool, options)) {
+  for (const p of properties(tool, options)) {
     options.it(p.name, async () => {
       const r = await p.run();
       if (!r.ok) throw new Error(r.message);
