@@ -124,25 +124,14 @@ describe("instrument(gate) without the hooks spread", () => {
   it("through a wrapper that drops the listener, a call that times out or is cancelled is still one line, with its attempts", async () => {
     const out = collect();
     const log = createCallLog({ sink: out.sink });
-    const slow = defineTool({
-      name: "slow",
-      version: "1",
-      description: "never answers",
-      input: z.object({}),
-      output: z.object({}),
-      effect: "read",
-      timeoutMs: 20,
-      retry: { attempts: 2, baseMs: 1, capMs: 1 },
-      execute: () => new Promise<never>(() => {}),
-    });
-    const base = createGate({ tools: [slow], ...log.hooks });
+    const base = createGate({ tools: [slowTool({ attempts: 2, baseMs: 1, capMs: 1 })], ...log.hooks });
     // Forwards only the call id and the signal: the listener is dropped, the hooks match by call id.
     const dropping: Gate = { ...base, call: (n, a, o) => base.call(n, a, { ...(o?.callId !== undefined ? { callId: o.callId } : {}), ...(o?.signal !== undefined ? { signal: o.signal } : {}) }) };
     const gate = log.instrument(dropping);
-    const timedOut = await gate.call("slow", {}, { callId: "timeout-1" });
+    const timedOut = await gate.call("slow", { n: 1 }, { callId: "timeout-1" });
     expect(timedOut).toMatchObject({ ok: false, code: "RETRYABLE", meta: { attempts: 2 } });
     const ac = new AbortController();
-    const cancelled = gate.call("slow", {}, { callId: "cancel-1", signal: ac.signal });
+    const cancelled = gate.call("slow", { n: 2 }, { callId: "cancel-1", signal: ac.signal });
     setTimeout(() => ac.abort(), 5);
     expect(await cancelled).toMatchObject({ ok: false, code: "FAILED" });
     expect(out.calls.map((c) => [c["gen_ai.tool.call.id"], c["toolgate.code"], c.attempts.length])).toEqual([
