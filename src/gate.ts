@@ -58,8 +58,11 @@ export interface Gate<T extends readonly AnyTool[] = readonly AnyTool[]> {
   tool(name: string): AnyTool | undefined;
 }
 
+/** @internal The UNKNOWN_TOOL message, for a refusal made in front of the gate (the proxy's) to say the same. */
+export const _UNKNOWN_TOOL_MESSAGE = "Unknown tool; pick one of the listed tools";
+
 const MSG = {
-  unknownTool: "Unknown tool; pick one of the listed tools",
+  unknownTool: _UNKNOWN_TOOL_MESSAGE,
   invalidJson: "Arguments are not valid JSON",
   limits: "Arguments break the gate's payload rules; fix the listed fields",
   invalidInput: "Arguments do not match the tool's input schema; fix the listed fields",

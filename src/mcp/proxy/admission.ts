@@ -12,7 +12,7 @@
  * then the real gate runs the call.
  * @module
  */
-import { createGate, type CallOptions, type Gate } from "../../gate.js";
+import { _UNKNOWN_TOOL_MESSAGE, createGate, type CallOptions, type Gate } from "../../gate.js";
 import { defineTool, type AnyTool } from "../../tool.js";
 import type { Limits } from "../../harden.js";
 import type { ToolFailure, ToolResult } from "../../result.js";
@@ -28,7 +28,7 @@ const MSG = {
   unpinned: "The tool is not pinned in the lock file; an operator must approve it (toolgate proxy --update-lock)",
   duplicate: "The upstream lists this tool more than once; it is not served until the upstream lists it once",
   removed: "The upstream no longer offers this tool",
-  unknownTool: "Unknown tool; pick one of the listed tools",
+  unknownTool: _UNKNOWN_TOOL_MESSAGE,
   down: "The upstream server is restarting; try again later",
   rate: "The tool's rate limit is reached; try again later",
 } as const;
