@@ -8,11 +8,34 @@ import { toJsonSchema, type JsonSchema, type JsonSchemaTarget } from "./standard
 import type { AnyTool } from "./tool.js";
 
 const CHILD_MAPS = ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"] as const;
-const CHILD_ONE = ["items", "additionalItems", "contains", "not", "if", "then", "else", "propertyNames", "unevaluatedItems"] as const;
-const CHILD_LISTS = ["anyOf", "oneOf", "prefixItems"] as const;
+const CHILD_ONE = ["items", "additionalItems", "contains", "not", "if", "then", "else", "propertyNames", "unevaluatedItems", "additionalProperties"] as const;
+const CHILD_LISTS = ["anyOf", "oneOf", "allOf", "prefixItems"] as const;
 
 function isObj(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/**
+ * A shallow copy of the schema `node` with `f` applied to each of its direct subschemas, told the
+ * keyword that holds it. Only subschema positions: `const`, `enum`, `default` and `examples` are
+ * data, never rewritten. A keyword's array form (draft-07 `items: [...]`) is mapped element-wise.
+ */
+export function mapSubschemas(node: Record<string, unknown>, f: (child: unknown, keyword: string) => unknown): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...node };
+  for (const k of CHILD_MAPS) {
+    const m = out[k];
+    if (isObj(m)) out[k] = Object.fromEntries(Object.entries(m).map(([key, v]) => [key, f(v, k)]));
+  }
+  for (const k of CHILD_ONE) {
+    const v = out[k];
+    if (isObj(v)) out[k] = f(v, k);
+    else if (Array.isArray(v)) out[k] = v.map((n) => f(n, k));
+  }
+  for (const k of CHILD_LISTS) {
+    const v = out[k];
+    if (Array.isArray(v)) out[k] = v.map((n) => f(n, k));
+  }
+  return out;
 }
 
 /**
@@ -26,17 +49,8 @@ export function closeObjects(schema: JsonSchema): JsonSchema {
 }
 
 function close(node: unknown, inAllOf: boolean): unknown {
-  if (Array.isArray(node)) return node.map((n) => close(n, inAllOf));
   if (!isObj(node)) return node;
-  const out: Record<string, unknown> = { ...node };
-  for (const k of CHILD_MAPS) {
-    const m = out[k];
-    if (isObj(m)) out[k] = Object.fromEntries(Object.entries(m).map(([key, v]) => [key, close(v, false)]));
-  }
-  for (const k of CHILD_ONE) if (k in out) out[k] = close(out[k], false);
-  for (const k of CHILD_LISTS) if (Array.isArray(out[k])) out[k] = (out[k] as unknown[]).map((n) => close(n, false));
-  if (Array.isArray(out.allOf)) out.allOf = out.allOf.map((n) => close(n, true));
-  if (isObj(out.additionalProperties)) out.additionalProperties = close(out.additionalProperties, false);
+  const out = mapSubschemas(node, (child, keyword) => close(child, keyword === "allOf"));
   const isObjectType = out.type === "object" || (Array.isArray(out.type) && out.type.includes("object")) || isObj(out.properties);
   const open = !inAllOf && !("additionalProperties" in out) && !("unevaluatedProperties" in out) && !("patternProperties" in out);
   // An intersection: its branches stay open, and the node itself refuses what no branch declares.

@@ -15,6 +15,7 @@ export {
   IDEMPOTENCY_META_KEY,
   RESULT_META_KEY,
   TOOL_META_KEY,
+  PROXIED_META_KEY,
   fromCallToolResult,
   isFailureEnvelope,
   toCallToolResult,

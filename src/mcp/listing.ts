@@ -3,7 +3,7 @@
  * output schema when it describes an object, annotations derived from the tool's effect.
  * @module
  */
-import type { ToolListing } from "../json-schema.js";
+import { mapSubschemas, type ToolListing } from "../json-schema.js";
 import { ToolgateConfigError } from "../errors.js";
 import { TOOL_META_KEY } from "./result.js";
 
@@ -44,6 +44,27 @@ export function toMcpTool(l: ToolListing): McpTool {
     annotations: { readOnlyHint: read, destructiveHint: !read, idempotentHint: read },
     _meta: { [TOOL_META_KEY]: { version: l.version, effect: l.effect, approval: l.approval } },
   };
-  if (isObjectSchema(l.outputSchema)) tool.outputSchema = l.outputSchema;
+  if (isObjectSchema(l.outputSchema)) tool.outputSchema = readableAsDraft07(l.outputSchema) as { type: "object"; [key: string]: unknown };
   return tool;
+}
+
+/**
+ * An output schema that a draft-07 validator reads as its draft 2020-12 `$schema` means, or more
+ * loosely. The SDK 1.x `Client` checks `structuredContent` with a draft-07 validator whatever
+ * `$schema` says, and draft-07 reads an `items` beside `prefixItems` (a tuple) as the schema of
+ * every element: it would refuse each valid tuple. So `items: false` becomes the `maxItems` it
+ * means (the same contract), and a rest element's `items` is left out (the advertised contract
+ * says less about rest elements; the gate still enforces them before anything is sent).
+ */
+function readableAsDraft07(node: unknown): unknown {
+  if (typeof node !== "object" || node === null || Array.isArray(node)) return node;
+  const out = mapSubschemas(node as Record<string, unknown>, readableAsDraft07);
+  if (Array.isArray(out.prefixItems) && "items" in out) {
+    if (out.items === false) {
+      const n = out.prefixItems.length;
+      out.maxItems = typeof out.maxItems === "number" ? Math.min(out.maxItems, n) : n;
+    }
+    delete out.items;
+  }
+  return out;
 }

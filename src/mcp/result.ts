@@ -16,6 +16,11 @@ export const CALL_META_KEY = "toolgate/meta";
 export const IDEMPOTENCY_META_KEY = "toolgate/idempotencyKey";
 /** Tool listing `_meta` key: `{ version, effect, approval }` of the toolgate tool. */
 export const TOOL_META_KEY = "toolgate/tool";
+/**
+ * `_meta` key (value `true`) on a proxied tool's successful result: its data is the upstream's own
+ * `CallToolResult`, passed through, not JSON that toolgate wrote in the text.
+ */
+export const PROXIED_META_KEY = "toolgate/proxied";
 
 /** The MCP `CallToolResult` shape toolgate answers (a subset of the SDK's type). */
 export interface McpToolResult {
@@ -46,6 +51,13 @@ export function toCallToolResult(r: ToolResult, structured: boolean): McpToolRes
   };
 }
 
+/** A proxied result as its upstream answered it: without toolgate's `_meta` keys (and without `_meta` when none other is left). */
+function upstreamResult(result: Record<string, unknown>, meta: Record<string, unknown>): Record<string, unknown> {
+  const { _meta: _, ...rest } = result;
+  const kept = Object.entries(meta).filter(([k]) => !k.startsWith("toolgate/"));
+  return kept.length > 0 ? { ...rest, _meta: Object.fromEntries(kept) } : rest;
+}
+
 function isCallMeta(v: unknown): v is CallMeta {
   return (
     isRecord(v) &&
@@ -71,8 +83,9 @@ export function isFailureEnvelope(v: unknown): v is ToolFailure {
 
 /**
  * Read the toolgate envelope back from an MCP tool result (client side). Success: `data` is the
- * `structuredContent`, or the parsed text. Returns `undefined` when the result did not come from
- * toolgate (no toolgate `_meta`).
+ * `structuredContent`, or the parsed text; from a proxy ({@link PROXIED_META_KEY}), the upstream's
+ * result as the proxy passed it on (`_meta` keeps only keys outside toolgate's namespace). Returns
+ * `undefined` when the result did not come from toolgate (no toolgate `_meta`).
  * @example
  * const res = await client.callTool({ name: "get_order", arguments: { customerId: "c_1" } });
  * const env = fromCallToolResult(res);
@@ -88,6 +101,7 @@ export function fromCallToolResult(result: unknown): ToolResult | undefined {
   }
   const callMeta = meta[CALL_META_KEY];
   if (!isCallMeta(callMeta)) return undefined;
+  if (meta[PROXIED_META_KEY] === true) return { ok: true, data: upstreamResult(result, meta), meta: callMeta };
   let data: unknown = result.structuredContent;
   if (data === undefined) {
     const first = Array.isArray(result.content) ? (result.content[0] as unknown) : undefined;

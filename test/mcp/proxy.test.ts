@@ -63,6 +63,19 @@ describe("proxy: validation against the upstream's own schemas", () => {
     expect((await ctx.client.callTool({ name: "email", arguments: { to: "a@example.com" } })).isError).toBeFalsy();
   });
 
+  it("a client reads a proxied success back as the upstream's result, whatever its text says", async () => {
+    // Text that is not JSON, and text that is JSON of another type: neither is toolgate's JSON of data.
+    for (const said of ["hello", "42"]) {
+      const res = await ctx.client.callTool({ name: "echo", arguments: { text: said } });
+      const env = fromCallToolResult(res);
+      expect(env, said).toMatchObject({ ok: true, meta: { tool: "echo", attempts: 1 } });
+      expect(env?.ok === true && env.data, said).toEqual({ content: [{ type: "text", text: said }] });
+    }
+    const add = fromCallToolResult(await ctx.client.callTool({ name: "add", arguments: { a: 2, b: 3 } }));
+    expect(add?.ok === true && add.data).toMatchObject({ structuredContent: { sum: 5 } });
+    expect(add?.ok === true && add.data).not.toHaveProperty("_meta");
+  });
+
   it("a result that breaks the upstream's outputSchema is INVALID_OUTPUT", async () => {
     const env = envelope(await ctx.client.callTool({ name: "add", arguments: { a: 2, b: 3, lie: true } }));
     expect(env).toMatchObject({ code: "INVALID_OUTPUT", issues: [{ path: "structuredContent.sum", code: "invalid_type" }] });

@@ -150,7 +150,7 @@ describe("toolgate serve over stdio: every failure code the gate produces", () =
 });
 
 describe("toolgate serve over stdio: raw lines", () => {
-  it("a non-JSON line is reported on stderr without its content, and the server keeps answering", async () => {
+  it("a non-JSON line, or JSON that is not JSON-RPC, is reported on stderr without its content, and the server keeps answering", async () => {
     const { spawn } = await import("node:child_process");
     const { CLI, ROOT } = await import("./helpers.js");
     const child = spawn(process.execPath, [...CLI, "serve", "examples/orders/index.ts"], { cwd: ROOT, stdio: ["pipe", "pipe", "pipe"] });
@@ -159,14 +159,17 @@ describe("toolgate serve over stdio: raw lines", () => {
     child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
     child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
     child.stdin.write("secret-looking garbage sk-123\n");
+    // JSON that the SDK's JSON-RPC schema refuses (an id of null, a key it does not know): a ZodError.
+    child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: null, method: "tools/call", params: { name: "get_order" }, token_sk: "x" }) + "\n");
     child.stdin.write(JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/list" }) + "\n");
     const deadline = Date.now() + 15_000;
     while (!stdout.includes('"id":7') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     child.stdin.end();
     const code = await new Promise<number | null>((r) => child.once("close", r));
     expect(JSON.parse(stdout.trim().split("\n").pop()!)).toMatchObject({ id: 7, result: { tools: expect.any(Array) } });
-    expect(stderr).toMatch(/a line that is not JSON-RPC was ignored/);
+    expect(stderr.match(/^toolgate mcp: a line that is not JSON-RPC was ignored$/gm)).toHaveLength(2);
     expect(stderr).not.toContain("sk-123");
+    expect(stderr).not.toContain("token_sk");
     expect(code).toBe(0);
   });
 });

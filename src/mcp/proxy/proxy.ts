@@ -14,7 +14,7 @@ import { onAttemptAbort } from "../../attempt.js";
 import type { CallMeta } from "../../result.js";
 import { _createMcpServer } from "../server.js";
 import { toMcpTool, type McpTool } from "../listing.js";
-import { CALL_META_KEY, type McpToolResult } from "../result.js";
+import { CALL_META_KEY, PROXIED_META_KEY, type McpToolResult } from "../result.js";
 import { ajvStandardSchema, createAjvCompilers, type AjvCompilers } from "./ajv.js";
 import { checkPin, hashTool, lockChanges, readLock, writeLock, type LockFile } from "./pin.js";
 import { createUpstream, UpstreamError, type InvalidTool, type Upstream, type UpstreamSpec } from "./upstream.js";
@@ -285,7 +285,7 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
       if (typeof r._meta === "object" && r._meta !== null) {
         for (const [k, v] of Object.entries(r._meta)) if (!k.startsWith("toolgate/")) upstreamMeta[k] = v;
       }
-      return { ...r, content: r.content as McpToolResult["content"], _meta: { ...upstreamMeta, [CALL_META_KEY]: meta } };
+      return { ...r, content: r.content as McpToolResult["content"], _meta: { ...upstreamMeta, [CALL_META_KEY]: meta, [PROXIED_META_KEY]: true } };
     };
     const info = { name: options.name ?? "toolgate-proxy", version: options.version ?? "0.0.0" };
     return {
