@@ -55,6 +55,12 @@ class DeadlineQueue {
   private head: Entry | undefined;
   private tail: Entry | undefined;
   private timer: Timer | undefined;
+  /**
+   * The `setTimeout` that armed {@link timer}. Tests swap the global timer functions (fake timers
+   * installed, then uninstalled): a timer armed with functions no longer installed may never fire,
+   * and would hold every later deadline of this length with it. So one is re-armed when they changed.
+   */
+  private armedWith: typeof setTimeout | undefined;
   /** Deadlines in the list. */
   size = 0;
 
@@ -72,6 +78,7 @@ class DeadlineQueue {
     this.tail = d;
     this.size++;
     if (this.timer === undefined) this.arm(this.ms);
+    else if (this.armedWith !== setTimeout) this.rearm(now);
     return d;
   }
 
@@ -100,8 +107,24 @@ class DeadlineQueue {
   private arm(delay: number): void {
     // A deadline further away than setTimeout can wait re-arms when that much has passed. The
     // timer serves every call in the queue: it runs in none of their contexts (./shared-context.ts).
-    this.timer = outsideCalls(() => setTimeout(() => this.onTimer(), Math.min(MAX_TIMER_MS, Math.max(1, delay)))) as unknown as Timer;
-    this.timer.unref?.();
+    this.armedWith = setTimeout;
+    const timer = outsideCalls(() => setTimeout(() => {
+      if (this.timer === timer) this.onTimer();
+    }, Math.min(MAX_TIMER_MS, Math.max(1, delay)))) as unknown as Timer;
+    this.timer = timer;
+    timer.unref?.();
+  }
+
+  /** The global timer functions changed since the timer was armed: arm it anew with today's. */
+  private rearm(now: number): void {
+    const old = this.timer;
+    this.timer = undefined;
+    try {
+      clearTimeout(old as Parameters<typeof clearTimeout>[0]); // the old clock's timer, if today's functions know it
+    } catch {
+      // a timer of another clock: dropped; should it fire, it finds itself no longer the queue's timer
+    }
+    this.arm((this.head?.at ?? now + this.ms) - now);
   }
 
   private onTimer(): void {

@@ -102,3 +102,39 @@ describe("a deadline whose work holds no handle", () => {
     expect([check.status, (JSON.parse(check.stdout || "null") as { code?: string } | null)?.code]).toEqual([0, "FAILED"]);
   });
 });
+
+describe("a deadline queue across a switch of the timer functions (fake timers in one test, real in the next)", () => {
+  afterEach(() => void vi.useRealTimers());
+  const gateWith = (ms: number) => {
+    const tool = defineTool({
+      name: "t",
+      version: "1",
+      description: "d",
+      input: z.object({ hang: z.boolean() }),
+      output: z.object({ ok: z.boolean() }),
+      effect: "read",
+      timeoutMs: ms,
+      retry: { attempts: 1 },
+      execute: ({ hang }) => (hang ? new Promise<{ ok: boolean }>(() => {}) : { ok: true }),
+    });
+    return createGate({ tools: [tool] });
+  };
+  const within = <T>(p: Promise<T>, ms: number) => Promise.race([p, new Promise<"no answer">((r) => setTimeout(() => r("no answer"), ms))]);
+
+  it("armed under fake timers, then real ones: a later call of the same timeout still times out", async () => {
+    vi.useFakeTimers();
+    expect((await gateWith(333).call("t", { hang: false })).ok).toBe(true); // arms the 333 ms queue's timer on the fake clock
+    vi.useRealTimers(); // that timer never fires now
+    const r = await within(gateWith(333).call("t", { hang: true }), 3_000);
+    expect(r).toMatchObject({ ok: false, code: "RETRYABLE", message: expect.stringMatching(/timed out/) });
+  });
+
+  it("armed under real timers, then fake ones: advancing the fake clock times the call out", async () => {
+    expect((await gateWith(444).call("t", { hang: false })).ok).toBe(true); // a real timer, 444 ms away
+    vi.useFakeTimers();
+    const call = gateWith(444).call("t", { hang: true });
+    await vi.advanceTimersByTimeAsync(500);
+    vi.useRealTimers();
+    expect(await within(call, 50)).toMatchObject({ ok: false, code: "RETRYABLE" });
+  });
+});
