@@ -278,16 +278,17 @@ async function attemptsFrom(
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
       let r: AttemptResult;
       let started = firstStarted;
-      /** This attempt was let through a half-open breaker: only it may free the probe slot. */
-      let probe = false;
+      /** The id of the probe this attempt is (let through a half-open breaker; 0: not a probe): only its verdict reopens or frees the circuit. */
+      let probe = 0;
       if (pending !== undefined) {
         r = pending;
         pending = undefined;
       } else {
         if (rt.breaker !== undefined && rt.breaker.state !== "closed") {
-          const adm = rt.breaker.admit(Date.now());
-          probe = adm.ok;
-          if (!adm.ok) {
+          const adm = rt.breaker.admit(performance.now());
+          if (adm.ok) probe = adm.probe;
+          else {
+            if (attempt > 1) env.budget.refund(); // the retry this attempt was to be did not run
             // The last failure stands (a write's unknown effect is not retryable: no wait to advise).
             const f = last ?? _fail("RETRYABLE", MSG.breakerOpen, true, "none");
             return { ok: false, failure: f.retryable ? { ...f, retryAfterMs: Math.ceil(adm.retryAfterMs) } : f, attempts: attempt - 1 };
@@ -298,7 +299,8 @@ async function attemptsFrom(
       }
       if (r.kind === "unstarted") {
         // The caller had cancelled before this attempt could start: it is not an execution.
-        if (probe) rt.breaker?.release();
+        rt.breaker?.release(probe);
+        if (attempt > 1) env.budget.refund();
         return { ok: false, failure: cancelledAfter(last), attempts: attempt - 1 };
       }
       const durationMs = env.onAttempt === undefined ? 0 : performance.now() - started;
@@ -306,10 +308,8 @@ async function attemptsFrom(
       const c: Classified | undefined = r.kind === "threw" ? classifyError(r.error, tool.classify?.bind(tool)) : undefined;
       const kind = c?.kind ?? r.kind;
       // Down: a transient failure, a timeout, an unclassified error. A 4xx answer, a reject or a denial: up.
-      if (kind === "transient" || kind === "timeout" || (kind === "permanent" && !(r.kind === "threw" && answeredByService(r.error)))) rt.breaker?.failure(Date.now());
-      else if (kind === "cancelled") {
-        if (probe) rt.breaker?.release(); // no verdict on the service: the next call may probe
-      }
+      if (kind === "transient" || kind === "timeout" || (kind === "permanent" && !(r.kind === "threw" && answeredByService(r.error)))) rt.breaker?.failure(performance.now(), probe);
+      else if (kind === "cancelled") rt.breaker?.release(probe); // no verdict on the service: the next call may probe
       else rt.breaker?.success(); // the service answered: it is up
       last = failureFor(c ?? { kind: r.kind as "timeout" | "cancelled" }, tool.effect, env.redact);
       if (last.effect === "unknown") maybeApplied = true;
@@ -335,7 +335,13 @@ async function attemptsFrom(
         attempt < maxAttempts &&
         (retryAfterMs === undefined || retryAfterMs <= rt.retry.capMs) &&
         env.budget.tryWithdraw();
-      const backoffMs = canRetry ? Math.max(retryAfterMs ?? 0, fullJitter(attempt, rt.retry, env.random)) : undefined;
+      let backoffMs = canRetry ? Math.max(retryAfterMs ?? 0, fullJitter(attempt, rt.retry, env.random)) : undefined;
+      // A retry the breaker would refuse after the wait (this failure may just have opened it) is
+      // not made: no wait, no backoff announced, and its token goes back to the budget.
+      if (backoffMs !== undefined && rt.breaker !== undefined && rt.breaker.waitMs(performance.now()) > backoffMs) {
+        env.budget.refund();
+        backoffMs = undefined;
+      }
       env.onAttempt?.({
         tool: tool.name,
         version: tool.version,
@@ -347,7 +353,10 @@ async function attemptsFrom(
       });
       if (reconciled?.status === "applied") return { ok: true, value: reconciled.output, attempts: attempt };
       if (backoffMs === undefined) return { ok: false, failure: last, attempts: attempt };
-      if (!(await sleep(backoffMs, scope.signal))) return { ok: false, failure: cancelledAfter(last), attempts: attempt };
+      if (!(await sleep(backoffMs, scope.signal))) {
+        env.budget.refund(); // cancelled in the wait: the retry never ran
+        return { ok: false, failure: cancelledAfter(last), attempts: attempt };
+      }
     }
     return { ok: false, failure: last ?? _fail("FAILED", MSG.failed, false, "none"), attempts: maxAttempts };
   };

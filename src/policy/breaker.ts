@@ -2,7 +2,9 @@
  * A per-tool circuit breaker: after `threshold` consecutive failures it opens and calls fail fast
  * with RETRYABLE and `retryAfterMs`; after `halfOpenAfterMs` one probe goes through, and its
  * outcome closes or reopens the circuit. A probe that ends without a verdict (the caller cancelled
- * it) lets the next call probe instead.
+ * it) lets the next call probe instead. Only the probe's own verdict reopens a half-open circuit:
+ * attempts let through before it opened report into the state they find, and a failure of theirs
+ * while it is open or probing changes nothing.
  * @module
  */
 
@@ -17,16 +19,30 @@ export interface BreakerOptions {
 /** Breaker states. */
 export type BreakerState = "closed" | "open" | "half-open";
 
-/** Admission answer. */
-export type Admission = { ok: true } | { ok: false; retryAfterMs: number };
+/**
+ * Admission answer. `probe`: the id of the probe this attempt is (a half-open circuit let it
+ * through), or 0 for an attempt let through a closed circuit. Its verdict is reported with it.
+ */
+export type Admission = { ok: true; probe: number } | { ok: false; retryAfterMs: number };
 
-/** A breaker instance (one per tool per gate). */
+/**
+ * A breaker instance (one per tool per gate). Times are `performance.now()` readings: a step of
+ * the wall clock (NTP) neither holds the circuit open nor closes it early.
+ */
 export interface Breaker {
   admit(now: number): Admission;
+  /** How long an attempt would wait to be admitted, from `now` (0: at once); changes nothing. */
+  waitMs(now: number): number;
   success(): void;
-  failure(now: number): void;
-  /** The admitted attempt ended without a verdict on the service (cancelled, or never started): the next call may probe. */
-  release(): void;
+  /**
+   * An attempt failed in a way that counts against the service. `probe`: its admission's probe id
+   * (0 when a closed circuit let it through). While the circuit is open, or half-open with another
+   * attempt as its probe, a failure of an attempt let through earlier says nothing new: it is not
+   * counted, and does not move the wait.
+   */
+  failure(now: number, probe: number): void;
+  /** Probe `probe` ended without a verdict on the service (cancelled, or never started): the next call may probe. */
+  release(probe: number): void;
   readonly state: BreakerState;
 }
 
@@ -38,6 +54,8 @@ export function createBreaker(o: BreakerOptions = {}, onChange?: (s: BreakerStat
   return new CircuitBreaker(o.threshold ?? 5, o.halfOpenAfterMs ?? 10_000, onChange);
 }
 
+const CLOSED_ADMISSION: Admission = Object.freeze({ ok: true, probe: 0 });
+
 /**
  * The breaker's state is a plain field, and a success on a closed circuit with no failures
  * counted changes nothing: every call reads the one and reports the other, so both stay cheap.
@@ -46,7 +64,9 @@ class CircuitBreaker implements Breaker {
   state: BreakerState = "closed";
   #failures = 0;
   #openedAt = 0;
-  #probing = false;
+  /** The id of the half-open circuit's probe in flight; 0 when none is. */
+  #probe = 0;
+  #lastProbe = 0;
   readonly #threshold: number;
   readonly #halfOpenAfterMs: number;
   readonly #onChange: ((s: BreakerState) => void) | undefined;
@@ -61,32 +81,33 @@ class CircuitBreaker implements Breaker {
     this.#onChange?.(s);
   }
   admit(now: number): Admission {
-    if (this.state === "closed") return { ok: true };
-    if (this.state === "open") {
-      const wait = this.#openedAt + this.#halfOpenAfterMs - now;
-      if (wait > 0) return { ok: false, retryAfterMs: wait };
-      this.#set("half-open");
-      this.#probing = true;
-      return { ok: true };
-    }
-    if (!this.#probing) {
-      this.#probing = true;
-      return { ok: true };
-    }
-    return { ok: false, retryAfterMs: this.#halfOpenAfterMs };
+    if (this.state === "closed") return CLOSED_ADMISSION;
+    const wait = this.waitMs(now);
+    if (wait > 0) return { ok: false, retryAfterMs: wait };
+    // The probe is taken before the change is heard: a hook that calls the tool is not a second probe.
+    this.#probe = ++this.#lastProbe;
+    this.#set("half-open");
+    return { ok: true, probe: this.#probe };
+  }
+  waitMs(now: number): number {
+    if (this.state === "closed") return 0;
+    if (this.state === "open") return Math.max(0, this.#openedAt + this.#halfOpenAfterMs - now);
+    return this.#probe === 0 ? 0 : this.#halfOpenAfterMs;
   }
   success(): void {
-    if (this.state === "closed" && this.#failures === 0 && !this.#probing) return;
+    if (this.state === "closed" && this.#failures === 0) return;
     this.#failures = 0;
-    this.#probing = false;
+    this.#probe = 0;
     this.#set("closed");
   }
-  release(): void {
-    this.#probing = false;
+  release(probe: number): void {
+    if (probe !== 0 && probe === this.#probe) this.#probe = 0;
   }
-  failure(now: number): void {
-    this.#probing = false;
+  failure(now: number, probe: number): void {
+    if (this.state === "open") return;
     if (this.state === "half-open") {
+      if (probe === 0 || probe !== this.#probe) return;
+      this.#probe = 0;
       this.#openedAt = now;
       this.#set("open");
       return;

@@ -19,6 +19,8 @@ export interface RetryBudget {
   deposit(): void;
   /** Spend a token for a retry; false when the budget is exhausted. */
   tryWithdraw(): boolean;
+  /** Give back the token of a retry that was not made after all (refused by the breaker, cancelled in its wait). */
+  refund(): void;
   /** Tokens available now. */
   readonly balance: number;
 }
@@ -42,6 +44,9 @@ export function createRetryBudget(o: RetryBudgetOptions = {}): RetryBudget {
       balance -= 1;
       return true;
     },
+    refund() {
+      balance = Math.min(capacity, balance + 1);
+    },
     get balance() {
       return balance;
     },
@@ -52,5 +57,6 @@ export function createRetryBudget(o: RetryBudgetOptions = {}): RetryBudget {
 export const UNLIMITED_BUDGET: RetryBudget = Object.freeze({
   deposit() {},
   tryWithdraw: () => true,
+  refund() {},
   balance: Number.POSITIVE_INFINITY,
 });
