@@ -745,6 +745,22 @@ function finishFull(call: Call, done: Done, meta: CallMeta, end: number): ToolRe
     if (call.listened !== undefined) _noteHeard(r, call.listened.listeners, call.listened.token);
     g.onCall(r);
   }
-  if (call.listened !== undefined) _markAnswer(result, call.listened.token, record);
+  if (call.listened !== undefined) {
+    _markAnswer(result, call.listened.token, record);
+    endContext(call.listened.context);
+  }
   return result;
+}
+
+/**
+ * The call's async resource ends with its answer: async_hooks users that keep state per resource
+ * (context managers, cls-hooked) hear its destroy then. Nothing runs in it after the answer (a
+ * timed-out tool that stops later resolves a promise, runs nothing of the call's).
+ */
+function endContext(context: AsyncResource): void {
+  try {
+    context.emitDestroy();
+  } catch {
+    // emitted already (never: one answer per call)
+  }
 }

@@ -555,3 +555,31 @@ describe("the attempt listener of a call's options", () => {
     expect(heard).toEqual([]);
   });
 });
+
+describe("a listened call's async resource", () => {
+  it("is destroyed when the call answers: async_hooks users that keep state per resource do not grow", async () => {
+    const { createHook } = await import("node:async_hooks");
+    const live = new Set<number>();
+    let created = 0;
+    const hook = createHook({
+      init(id, type) {
+        if (type !== "toolgate.call") return;
+        created++;
+        live.add(id);
+      },
+      destroy(id) {
+        live.delete(id);
+      },
+    }).enable();
+    try {
+      const gate = createGate({ tools: [flakyRead({ failures: 1, calls: 0 })], retry: { baseMs: 1, capMs: 1 } });
+      const listener = { begin: () => undefined, attempt: () => undefined };
+      for (let i = 0; i < 50; i++) await gate.call("flaky_read", { q: "a" }, { [ATTEMPT_LISTENER]: [listener] } as CallOptions);
+      await new Promise((r) => setImmediate(r)); // destroy hooks run after the current tick
+      expect(created).toBe(50);
+      expect(live.size).toBe(0);
+    } finally {
+      hook.disable();
+    }
+  });
+});
