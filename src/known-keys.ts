@@ -49,3 +49,12 @@ function distance(a: string, b: string): number {
   }
   return prev[b.length]!;
 }
+
+/**
+ * The option names of `T`, all of them: a list that leaves one out does not compile, so the
+ * check and the type cannot drift apart.
+ * @example const HTTP_KEYS = optionNames<HttpOptions>()(["host", "port"]);
+ */
+export function optionNames<T>(): <const K extends readonly (keyof T & string)[]>(keys: K & ([Exclude<keyof T & string, K[number]>] extends [never] ? unknown : never)) => K {
+  return (keys) => keys;
+}

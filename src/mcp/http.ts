@@ -27,6 +27,8 @@ const HOST_ENTRY = /^(?:\[[0-9a-f:.]+\]|[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_])?)(?::
  */
 export function checkHttpOptions(options: HttpOptions): void {
   if (typeof options !== "object" || options === null) bad("options must be an object");
+  // A misspelt key is refused, not ignored: `tokne` would otherwise serve without authentication.
+  checkKnownKeys(options, HTTP_KEYS, "", bad);
   const host = options.host ?? "127.0.0.1";
   const port = options.port ?? 0;
   const path = options.path ?? "/mcp";
@@ -91,6 +93,7 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { ToolgateConfigError } from "../errors.js";
+import { checkKnownKeys, optionNames } from "../known-keys.js";
 
 /** Options of {@link serveHttp}. */
 export interface HttpOptions {
@@ -145,6 +148,8 @@ export function isLoopback(host: string): boolean {
 function bad(message: string): never {
   throw new ToolgateConfigError("E_MCP_HTTP", `serveHttp: ${message}`);
 }
+
+const HTTP_KEYS = optionNames<HttpOptions>()(["host", "port", "allowNonLoopback", "path", "token", "allowedOrigins", "allowedHosts", "maxBodyBytes", "maxSessions", "sessionIdleMs"]);
 
 function digest(s: string): Buffer {
   return createHash("sha256").update(s).digest();

@@ -13,6 +13,7 @@ import type { CallOptions, Gate } from "../gate.js";
 import type { AnyTool, Principal } from "../tool.js";
 import type { CallMeta, ToolFailure } from "../result.js";
 import { ToolgateConfigError } from "../errors.js";
+import { checkKnownKeys, optionNames } from "../known-keys.js";
 import { IDEMPOTENCY_META_KEY, RESULT_META_KEY, toCallToolResult, type McpToolResult } from "./result.js";
 import { toMcpTool, type McpTool } from "./listing.js";
 import { LaneServer, ProtocolError, errorOf, type CallAnswer } from "./call-lane.js";
@@ -105,13 +106,21 @@ export interface _ServerHooks {
   readonly success?: (data: unknown, meta: CallMeta) => McpToolResult;
 }
 
+const SERVER_KEYS = optionNames<McpServerOptions>()(["name", "version", "instructions", "principal"]);
+
 /** @internal createMcpServer with the proxy's seams. */
 export function _createMcpServer(gate: Gate, options: McpServerOptions, hooks: _ServerHooks): Server {
   if (typeof options !== "object" || options === null || typeof options.name !== "string" || typeof options.version !== "string") {
     throw new ToolgateConfigError("E_MCP_OPTIONS", "createMcpServer: options must be { name: string, version: string }");
   }
+  checkKnownKeys(options, SERVER_KEYS, "", (m) => {
+    throw new ToolgateConfigError("E_MCP_OPTIONS", `createMcpServer: ${m}`);
+  });
   if (options.principal !== undefined && typeof options.principal !== "function") {
     throw new ToolgateConfigError("E_MCP_OPTIONS", "createMcpServer: principal must be a function");
+  }
+  if (options.instructions !== undefined && typeof options.instructions !== "string") {
+    throw new ToolgateConfigError("E_MCP_OPTIONS", "createMcpServer: instructions must be a string");
   }
   const tools: McpTool[] = gate.list().map(toMcpTool);
   const structured = new Set(tools.filter((t) => t.outputSchema !== undefined).map((t) => t.name));

@@ -8,6 +8,7 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { LaneServer, sdkInFlight } from "./call-lane.js";
 import { ToolgateConfigError } from "../errors.js";
+import { checkKnownKeys, optionNames } from "../known-keys.js";
 import { isZodError } from "./proxy/error-text.js";
 
 /** A diagnostic line for a transport error that never repeats what the peer sent. */
@@ -35,6 +36,8 @@ export interface StdioOptions {
   readonly drainMs?: number;
 }
 
+const STDIO_KEYS = optionNames<StdioOptions>()(["stdin", "stdout", "maxMessageBytes", "drainMs"]);
+
 /** A running stdio server. */
 export interface StdioHandle {
   /** Resolves when the transport closed (stdin ended and the calls in flight answered, or {@link StdioHandle.close} was called). */
@@ -51,6 +54,10 @@ export interface StdioHandle {
  * await handle.closed;
  */
 export async function serveStdio(server: Server, options: StdioOptions = {}): Promise<StdioHandle> {
+  if (typeof options !== "object" || options === null) throw new ToolgateConfigError("E_MCP_OPTIONS", "serveStdio: options must be an object");
+  checkKnownKeys(options, STDIO_KEYS, "", (m) => {
+    throw new ToolgateConfigError("E_MCP_OPTIONS", `serveStdio: ${m}`);
+  });
   const drainMs = options.drainMs ?? 60_000;
   if (!Number.isInteger(drainMs) || drainMs < 0) throw new ToolgateConfigError("E_MCP_OPTIONS", "serveStdio: drainMs must be a non-negative integer (ms)");
   const stdin = options.stdin ?? process.stdin;

@@ -25,6 +25,7 @@ import { outputSchemaFor } from "./output.js";
 import { forwardMeta, upstreamToolError } from "./upstream-result.js";
 import type { HookSet } from "../../log/compose.js";
 import { checkHooks, checkInstrument, instrumented } from "./observers.js";
+import { checkProxyOptions } from "./options.js";
 
 /** Options of {@link createProxy}. */
 export interface ProxyOptions {
@@ -139,9 +140,9 @@ function buildTool(t: SdkTool, config: ProxyConfig, ajv: AjvCompilers, upstream:
  * await serveStdio(proxy.createServer());
  */
 export async function createProxy(options: ProxyOptions): Promise<Proxy> {
+  const config = checkProxyOptions(options);
   checkInstrument(options.instrument);
   const hooks = checkHooks(options.hooks);
-  const config = options.config ?? {};
   const log = (l: string): void => options.onLog?.(l);
   const refused = new Map<string, string>();
   const pinned = new Map<string, string>();
