@@ -59,8 +59,12 @@ function refusedForData(e: unknown): boolean {
   return e instanceof pg.DatabaseError && typeof e.code === "string" && (e.code.startsWith("22") || e.code.startsWith("23"));
 }
 
-/** The server answered with an error: the connection is still good (not a timeout, not a dropped socket). */
-const answeredByServer = (e: unknown): boolean => e instanceof pg.DatabaseError;
+/**
+ * The server answered with an error and the connection is still good: not a timeout, not a dropped
+ * socket, and not the server ending the session (class 57P: shut down by an operator or a crash
+ * recovery) or a connection exception (class 08).
+ */
+const answeredByServer = (e: unknown): boolean => e instanceof pg.DatabaseError && !/^(57P|08)/.test(e.code ?? "");
 
 function bad(message: string): never {
   throw new ToolgateConfigError("E_LEDGER_OPTIONS", `postgresLedger: ${message}`);
@@ -98,6 +102,10 @@ export function postgresLedger(options: PostgresLedgerOptions): Ledger {
   pool.on("error", () => {
     // An idle client died (e.g. the server restarted); the pool replaces it on next use.
   });
+  // The pool listens for a client's death only while the client is idle: one that dies while it is
+  // checked out (a transaction under the key's row lock, the migration) would emit an unhandled
+  // 'error' and end the process. Its query rejects as well; that rejection is the call's answer.
+  pool.on("connect", (client) => void client.on("error", () => undefined));
   // Read-only: the session option above, and the code refuses writes regardless (a connection
   // string's own `options=` replaces the config's). No per-connection SET: pg runs it beside the
   // pooled query and warns (DeprecationWarning) on every command.
