@@ -11,7 +11,7 @@ import type { CallScope } from "./attempt.js";
 import type { ToolRuntime } from "./execute.js";
 import type { ResolvedGate } from "./gate-options.js";
 import type { Principal } from "./tool.js";
-import type { ClaimOutcome, Ledger, LedgerEntry } from "./ledger/types.js";
+import { _storedNothing, type ClaimOutcome, type Ledger, type LedgerEntry } from "./ledger/types.js";
 import { _fingerprint, _keyHash, _redactDeep } from "./ledger/_canonical.js";
 import { truncate } from "./redact.js";
 import { maskSecretFields } from "./log/_capture.js";
@@ -165,7 +165,8 @@ async function claimInLedger(g: ResolvedGate, rt: ToolRuntime, input: unknown, c
       // The store may have committed the claim and lost only its answer: undo it, or a retry
       // would meet CONFLICT (for a lease) for a call that never ran. Waited for at most the retry
       // hint (and not past the caller's cancel): a store that does not answer does not hold the call.
-      await untilSettled(undoLostClaim({ ledger, id, owner, callId }), signal, RELEASE_WAIT_MS);
+      // A store that knows it stored nothing (SQLite's rolled-back transaction) is not asked again.
+      if (!_storedNothing(e)) await untilSettled(undoLostClaim({ ledger, id, owner, callId }), signal, RELEASE_WAIT_MS);
       return answer(_fail("RETRYABLE", MSG.ledgerDown, true, "none", { retryAfterMs: RELEASE_WAIT_MS }));
     }
     if (outcome.status === "completed") return { kind: "answer", done: replay(outcome.entry) };

@@ -13,7 +13,7 @@ import { _commonOptions, _decide, _limit, _newEntry, _PRUNE_WHERE, _takenOver } 
 import { _COLUMNS, _fromRow, _toValues, type _Row } from "./_row.js";
 import { SQLITE_MIGRATIONS } from "./_sqlite-schema.js";
 import { _storable, _storableClaim, _storableEffect, _storableSettlement } from "./_text.js";
-import type { ClaimOutcome, ClaimRequest, Ledger, LedgerOptions, ListQuery, PruneQuery, Settlement } from "./types.js";
+import { _nothingStored, type ClaimOutcome, type ClaimRequest, type Ledger, type LedgerOptions, type ListQuery, type PruneQuery, type Settlement } from "./types.js";
 import { outsideCalls } from "../policy/shared-context.js";
 
 /** Options of {@link sqliteLedger}. */
@@ -69,6 +69,41 @@ function schemaVersion(db: Database.Database): number {
   return hasTable(db, "toolgate_ledger") ? 1 : 0;
 }
 
+/**
+ * How long one statement may wait for another process's lock before it gives the event loop back:
+ * better-sqlite3 waits synchronously, so a longer wait would freeze every call of the process. The
+ * ledger's writes wait the rest of `busyTimeoutMs` in slices (see `flush`); opening waits it all.
+ */
+const BUSY_SLICE_MS = 25;
+/** The pause between two tries of a write that found the file locked, ms. */
+const BUSY_RETRY_MS = 10;
+
+/** SQLite's "the file is locked by another connection" (SQLITE_BUSY and its extended codes). */
+function isBusy(e: unknown): boolean {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === "string" && code.startsWith("SQLITE_BUSY");
+}
+
+const SLEEP = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * @internal Run `fn`, trying again while the file is locked, for up to `budgetMs` in all. Synchronous (for
+ * opening, which the constructor does): SQLite does not call its busy handler for every lock it
+ * waits for (switching a new file to WAL, a lock upgrade that could deadlock), so it answers
+ * SQLITE_BUSY at once there however long `busy_timeout` is.
+ */
+export function _whileBusy<T>(budgetMs: number, fn: () => T): T {
+  const start = performance.now();
+  for (let pause = 2; ; pause = Math.min(pause * 2, 50)) {
+    try {
+      return fn();
+    } catch (e) {
+      if (!isBusy(e) || performance.now() - start >= budgetMs) throw e;
+      Atomics.wait(SLEEP, 0, 0, pause);
+    }
+  }
+}
+
 function open(path: string, busyTimeoutMs: number, synchronous: "full" | "normal"): Database.Database {
   let db: Database.Database;
   try {
@@ -76,9 +111,6 @@ function open(path: string, busyTimeoutMs: number, synchronous: "full" | "normal
   } catch (e) {
     throw new ToolgateConfigError("E_LEDGER_OPEN", `sqliteLedger: cannot open ${JSON.stringify(path)}: ${e instanceof Error ? e.message : String(e)}`);
   }
-  db.pragma(`busy_timeout = ${busyTimeoutMs}`);
-  db.pragma("journal_mode = WAL");
-  db.pragma(`synchronous = ${synchronous === "normal" ? "NORMAL" : "FULL"}`);
   const migrate = db.transaction(() => {
     const v = schemaVersion(db);
     if (v > SQLITE_MIGRATIONS.length) {
@@ -89,12 +121,21 @@ function open(path: string, busyTimeoutMs: number, synchronous: "full" | "normal
       db.exec(`CREATE TABLE ${SCHEMA_TABLE} (version INTEGER NOT NULL)`);
       db.prepare(`INSERT INTO ${SCHEMA_TABLE} (version) VALUES (?)`).run(SQLITE_MIGRATIONS.length);
     } else if (v !== SQLITE_MIGRATIONS.length) db.prepare(`UPDATE ${SCHEMA_TABLE} SET version = ?`).run(SQLITE_MIGRATIONS.length);
+    // One real write, always: SQLite opens a file it may not write read-only without a word, and
+    // only a write says so. Better at start-up than as every write call's RETRYABLE.
+    db.exec(`UPDATE ${SCHEMA_TABLE} SET version = version`);
   });
   try {
-    migrate.immediate();
+    db.pragma(`busy_timeout = ${Math.min(busyTimeoutMs, BUSY_SLICE_MS)}`);
+    _whileBusy(busyTimeoutMs, () => {
+      if (db.pragma("journal_mode", { simple: true }) !== "wal") db.pragma("journal_mode = WAL");
+    });
+    db.pragma(`synchronous = ${synchronous === "normal" ? "NORMAL" : "FULL"}`);
+    _whileBusy(busyTimeoutMs, () => migrate.immediate());
   } catch (e) {
     db.close();
-    throw e;
+    if (e instanceof ToolgateConfigError) throw e;
+    throw new ToolgateConfigError("E_LEDGER_OPEN", `sqliteLedger: cannot open ${JSON.stringify(path)} for writing: ${e instanceof Error ? e.message : String(e)}`);
   }
   return db;
 }
@@ -207,6 +248,8 @@ export function sqliteLedger(options: SqliteLedgerOptions): Ledger {
       }
     }
   });
+  /** When the batch waiting to be written first found the file locked by another process. */
+  let busySince: number | undefined;
   const flush = (): void => {
     const batch = queue;
     queue = [];
@@ -214,13 +257,27 @@ export function sqliteLedger(options: SqliteLedgerOptions): Ledger {
     try {
       batchTx.immediate(batch, results);
     } catch (e) {
-      for (const op of batch) op.reject(e);
+      // The transaction rolled back (or never began): nothing of the batch was stored, so it may be
+      // tried again. While another process holds the lock, the batch waits in slices, the event
+      // loop free between them, for up to busyTimeoutMs; writes queued meanwhile join it.
+      if (isBusy(e) && !closed) {
+        const t = performance.now();
+        busySince ??= t;
+        if (t - busySince < busyTimeoutMs) {
+          queue = batch;
+          outsideCalls(() => setTimeout(flush, BUSY_RETRY_MS));
+          return;
+        }
+      }
+      busySince = undefined;
+      for (const op of batch) op.reject(_nothingStored(e));
       return;
     }
+    busySince = undefined;
     batch.forEach((op, i) => {
       const r = results[i]!;
       if (r.ok) op.resolve(r.v);
-      else op.reject(r.e);
+      else op.reject(_nothingStored(r.e)); // its savepoint rolled back
     });
   };
   const write = <V>(fn: () => V): Promise<V> =>
@@ -231,7 +288,19 @@ export function sqliteLedger(options: SqliteLedgerOptions): Ledger {
       if (queue.length === 0) outsideCalls(() => setImmediate(flush));
       queue.push({ fn, resolve: resolve as (v: unknown) => void, reject });
     });
-  const read = <V>(fn: () => V): Promise<V> => (closed ? Promise.reject(new Error("sqliteLedger: the ledger is closed")) : Promise.resolve().then(fn));
+  /** A read; one that finds the file locked (rare in WAL mode: a checkpoint, a recovery) tries again, for up to busyTimeoutMs. */
+  const read = <V>(fn: () => V): Promise<V> => {
+    if (closed) return Promise.reject(new Error("sqliteLedger: the ledger is closed"));
+    const start = performance.now();
+    const attempt = (): Promise<V> =>
+      Promise.resolve()
+        .then(fn)
+        .catch((e: unknown) => {
+          if (!isBusy(e) || closed || performance.now() - start >= busyTimeoutMs) throw e;
+          return new Promise<void>((r) => setTimeout(r, BUSY_RETRY_MS)).then(attempt);
+        });
+    return attempt();
+  };
 
   const claimNow = (req: ClaimRequest): ClaimOutcome => {
     const t = now();

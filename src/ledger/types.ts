@@ -156,3 +156,25 @@ export interface LedgerOptions {
   /** The clock, epoch ms, floored to whole ms. Default `Date.now` (tests pass a fake one). */
   readonly now?: () => number;
 }
+
+const NOTHING_STORED = Symbol("toolgate.ledger.nothingStored");
+
+/**
+ * @internal Mark an error of a store's write that certainly stored nothing (SQLite: its
+ * transaction rolled back, or never began): a claim that failed with it needs no undoing.
+ */
+export function _nothingStored<E>(e: E): E {
+  if (typeof e === "object" && e !== null) {
+    try {
+      Object.defineProperty(e, NOTHING_STORED, { value: true });
+    } catch {
+      // a frozen error: it is undone as any other (best effort, harmless)
+    }
+  }
+  return e;
+}
+
+/** @internal Whether {@link _nothingStored} marked `e`. */
+export function _storedNothing(e: unknown): boolean {
+  return typeof e === "object" && e !== null && (e as { [NOTHING_STORED]?: unknown })[NOTHING_STORED] === true;
+}
