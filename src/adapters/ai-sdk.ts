@@ -98,7 +98,7 @@ export function aiSdkTools(gate: Gate, options: AiSdkToolOptions = {}): ToolSet 
 /**
  * A `stopWhen` condition that ends the run when the loop policy stops or escalates, or when the
  * next step would exceed the policy's turn cap. Use with the same session as {@link aiSdkTools}.
- * @example generateText({ model, tools: aiSdkTools(gate, { session }), stopWhen: loopStopWhen(session) })
+ * @example generateText({ model, prompt, tools: aiSdkTools(gate, { session }), stopWhen: loopStopWhen(session) })
  */
 export function loopStopWhen(session: LoopSession): StopCondition<ToolSet> {
   return () => session.outcome !== undefined || session.beginTurn() !== undefined;

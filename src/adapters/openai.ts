@@ -79,7 +79,7 @@ export function openAIChatTools(gate: Gate, options: OpenAIToolOptions = {}): Ch
  * Execute one Chat Completions tool call through the gate (and the loop, when a session is given)
  * and build the `tool` message. Pass the same `strict` as to {@link openAIChatTools}.
  * @example
- * for (const call of completion.choices[0].message.tool_calls ?? []) {
+ * for (const call of completion.choices[0]!.message.tool_calls ?? []) {
  *   if (call.type === "function") messages.push((await answerOpenAIChatToolCall(gate, call)).message);
  * }
  */

@@ -36,7 +36,8 @@ Options:
   --older-than <dur>   prune: also entries older than this (e.g. 30m, 12h, 7d) that hold no
                        live key (unkeyed writes, released keys); a key that still
                        deduplicates is kept until it expires, so a retry cannot run again
-  --json               machine-readable output`;
+  --json               machine-readable output
+  -h, --help           this help`;
 
 const DURATION = /^(\d+)(ms|s|m|h|d)$/;
 const UNIT: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
@@ -117,6 +118,16 @@ function printable(s: string): string {
     const n = c.charCodeAt(0);
     return n <= 0xff ? `\\x${n.toString(16).padStart(2, "0")}` : `\\u${n.toString(16).padStart(4, "0")}`;
   });
+}
+
+/**
+ * JSON as it is safe to print: JSON.stringify escapes the C0 controls only; the C1 controls and
+ * the bidirectional overrides (a stored key with U+202E reorders what the terminal shows) are
+ * written as `\uXXXX` escapes too, which JSON reads back as the same characters.
+ */
+function printableJson(v: unknown, space?: number): string {
+  // eslint-disable-next-line no-control-regex -- finding control characters is the point
+  return JSON.stringify(v, null, space).replace(/[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 function table(entries: readonly LedgerEntry[], now: number, withEffects: boolean): string {
@@ -208,12 +219,12 @@ async function runOn(
   switch (sub) {
     case "list": {
       const entries = await ledger.list(query);
-      out(json ? JSON.stringify(entries.map((e) => view(e, now))) : table(entries, now, false));
+      out(json ? printableJson(entries.map((e) => view(e, now))) : table(entries, now, false));
       return 0;
     }
     case "unresolved": {
       const entries = await ledger.unresolved(query);
-      out(json ? JSON.stringify(entries.map((e) => view(e, now))) : table(entries, now, true));
+      out(json ? printableJson(entries.map((e) => view(e, now))) : table(entries, now, true));
       return entries.length === 0 ? 0 : 1;
     }
     case "show": {
@@ -229,7 +240,7 @@ async function runOn(
       } catch {
         return fail("cannot show the entry", _corrupt(e.id, "result"));
       }
-      out(json ? JSON.stringify({ ...view(e, now), result }) : JSON.stringify({ ...view(e, now), result }, null, 2));
+      out(printableJson({ ...view(e, now), result }, json ? undefined : 2));
       return 0;
     }
     default: {

@@ -60,7 +60,7 @@ const child = (path: string, key: string): string => (path === "" ? key : `${pat
 /**
  * Map an input JSON Schema to OpenAI's strict subset. Never throws.
  * @example
- * const { schema, nullable, problems } = toOpenAIStrict(gate.list()[0].inputSchema);
+ * const { schema, nullable, problems } = toOpenAIStrict(gate.list()[0]!.inputSchema);
  * // tools: [{ type: "function", function: { name, parameters: schema, strict: true } }]
  * if (problems.length > 0) console.warn(problems.join("\n"));
  */

@@ -273,6 +273,14 @@ describe("toolgate ledger on something that is not a ledger", () => {
     // eslint-disable-next-line no-control-regex -- finding control characters is the point
     expect(r.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202e]/);
     expect(lines[1]).toContain("abc\\x1b[2K\\x0dFORGED\\x0af00dbeef  9s  pay@1.0.0  ok  none  fake\\u202e");
+    // show and --json print JSON: it escapes C0 controls itself; the bidi override is escaped too, and reads back the same.
+    const id = (JSON.parse((await cli("list", "--db", path, "--json")).stdout) as { id: string }[])[0]!.id;
+    for (const args of [["show", id], ["show", id, "--json"], ["list", "--json"], ["unresolved", "--json"]]) {
+      const out = await cli(...args, "--db", path);
+      expect(out.stdout, args.join(" ")).not.toMatch(/[\u007f-\u009f\u202e]/);
+    }
+    const shown = JSON.parse((await cli("show", id, "--db", path, "--json")).stdout) as { key: string };
+    expect(shown.key).toBe(key);
   });
 
   it("refuses a file that is not a database, exit 2", async () => {

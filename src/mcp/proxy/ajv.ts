@@ -108,7 +108,8 @@ export function ajvIssues(errors: readonly ErrorObject[] | null | undefined, pre
  * Wrap a compiled validator as a Standard Schema. `select` picks the part of the value to validate
  * (default: the value itself); the validated value is passed through unchanged.
  * @example
- * const input = ajvStandardSchema(tool.inputSchema, compilers.compile(tool.inputSchema).validate);
+ * const compiled = compilers.compile(tool.inputSchema);
+ * if (compiled.ok) input = ajvStandardSchema(tool.inputSchema, compiled.validate);
  */
 export function ajvStandardSchema(
   schema: JsonSchema,
