@@ -126,7 +126,6 @@ function printable(s: string): string {
  * written as `\uXXXX` escapes too, which JSON reads back as the same characters.
  */
 function printableJson(v: unknown, space?: number): string {
-  // eslint-disable-next-line no-control-regex -- finding control characters is the point
   return JSON.stringify(v, null, space).replace(/[\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
