@@ -36,3 +36,19 @@ describe("the published package's imports", () => {
     expect(missing).toEqual([]);
   });
 });
+
+describe("the package's exports map", () => {
+  it("points every entry at the build of a source file that exists, for import, default and types", () => {
+    const exportsMap = pkg.exports as unknown as Record<string, string | Record<string, string>>;
+    const targets = Object.entries(exportsMap).filter(([k]) => k !== "./package.json");
+    expect(targets.length).toBeGreaterThan(5);
+    for (const [entry, t] of targets) {
+      expect(typeof t, entry).toBe("object");
+      const { types, import: imp, default: def } = t as Record<string, string>;
+      expect(def, entry).toBe(imp); // require(esm) on Node ≥ 20.19 resolves "default"
+      const source = imp!.replace(/^\.\/dist\//, "").replace(/\.js$/, ".ts");
+      expect(readdirSync(join(root, source, "..")), entry).toContain(source.split("/").pop());
+      expect(types, entry).toBe(imp!.replace(/\.js$/, ".d.ts"));
+    }
+  });
+});
