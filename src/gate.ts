@@ -31,13 +31,13 @@ import type { ToolListing } from "./json-schema.js";
 /** Per-call options. */
 export interface CallOptions {
   /** Correlates the call (e.g. the provider's tool-call id or the JSON-RPC id). Default: a generated unique id. */
-  readonly callId?: string;
+  readonly callId?: string | undefined;
   /** Makes a write safe to repeat (with a ledger). */
-  readonly idempotencyKey?: string;
+  readonly idempotencyKey?: string | undefined;
   /** The authenticated caller, for `authorize` and scoping. */
-  readonly principal?: Principal;
+  readonly principal?: Principal | undefined;
   /** Cancels the call; the tool's `ctx.signal` aborts with it. */
-  readonly signal?: AbortSignal;
+  readonly signal?: AbortSignal | undefined;
 }
 
 /** The data type of a successful call to tool `N` of `T`. */

@@ -22,7 +22,7 @@ export type {
   ToolDefinition,
   ToolEffect,
 } from "./tool.js";
-export type { ReconcileVerdict } from "./tool.js";
+export type { ApprovalPredicate, ReconcileVerdict } from "./tool.js";
 export { createGate } from "./gate.js";
 export type { CallOptions, DataOf, Gate } from "./gate.js";
 export type { AuthorizeDecision, CallRequest, GateOptions, GateRetryOptions } from "./gate-options.js";
@@ -42,6 +42,7 @@ export type { RetryBudgetOptions } from "./policy/budget.js";
 export type { JsonSchema, JsonSchemaTarget, Schema } from "./standard.js";
 export { composeHooks, createCallLog, jsonLineSink } from "./log/index.js";
 export type {
+  AttrValue,
   BreakerLogEvent,
   CallLogEvent,
   CallLogOptions,

@@ -65,7 +65,7 @@ function toModelOutput({ output }: { output: ModelView }): { type: "json" | "err
  * const session = createLoopPolicy().start();
  * const result = await generateText({ model, prompt, tools: aiSdkTools(gate, { session }), stopWhen: [loopStopWhen(session), stepCountIs(10)] });
  */
-export function aiSdkTools(gate: Gate, options: AiSdkToolOptions = {}): ToolSet {
+export function aiSdkTools(gate: Gate, options: AiSdkToolOptions = {}): Record<string, Tool<unknown, ModelView>> {
   const tools: Record<string, Tool<unknown, ModelView>> = {};
   for (const listing of _selected(gate, options, "aiSdkTools")) {
     const name = listing.name;
@@ -98,8 +98,10 @@ export function aiSdkTools(gate: Gate, options: AiSdkToolOptions = {}): ToolSet 
 /**
  * A `stopWhen` condition that ends the run when the loop policy stops or escalates, or when the
  * next step would exceed the policy's turn cap. Use with the same session as {@link aiSdkTools}.
+ * Generic in the run's tool set (it reads none of it), so it fits a run that mixes the gate's
+ * tools with the AI SDK's own `tool()`s.
  * @example generateText({ model, prompt, tools: aiSdkTools(gate, { session }), stopWhen: loopStopWhen(session) })
  */
-export function loopStopWhen(session: LoopSession): StopCondition<ToolSet> {
+export function loopStopWhen<TOOLS extends ToolSet = ToolSet>(session: LoopSession): StopCondition<TOOLS> {
   return () => session.outcome !== undefined || session.beginTurn() !== undefined;
 }

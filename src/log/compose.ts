@@ -5,6 +5,7 @@
 import type { CallRecord } from "../hooks.js";
 import type { AttemptEvent } from "../execute.js";
 import type { BreakerState } from "../policy/breaker.js";
+import type { ObserverHooks } from "./_observe.js";
 
 /** Any subset of the observation hooks of `createGate`. */
 export interface HookSet {
@@ -13,12 +14,6 @@ export interface HookSet {
   onBreakerChange?(event: { readonly tool: string; readonly state: BreakerState }): unknown;
 }
 
-type Required_ = {
-  onCall(record: CallRecord): void;
-  onAttempt(event: AttemptEvent): void;
-  onBreakerChange(event: { readonly tool: string; readonly state: BreakerState }): void;
-};
-
 /**
  * Combine hook sets: each hook calls every set's hook in order. One set that throws does not stop
  * the others; the first error is rethrown after all ran, so the gate reports it via `onHookError`.
@@ -26,7 +21,7 @@ type Required_ = {
  * const log = createCallLog(), otel = createGateTelemetry();
  * const gate = otel.instrument(log.instrument(createGate({ tools, ...composeHooks(log.hooks, otel.hooks) })));
  */
-export function composeHooks(...sets: readonly HookSet[]): Required_ {
+export function composeHooks(...sets: readonly HookSet[]): ObserverHooks {
   const fan =
     <K extends keyof HookSet>(key: K) =>
     (arg: Parameters<NonNullable<HookSet[K]>>[0]): void => {

@@ -9,3 +9,4 @@ export { composeHooks } from "./compose.js";
 export type { HookSet } from "./compose.js";
 export type { GateObserver, ObserverHooks, ObserverOptions } from "./_observe.js";
 export type { CaptureOptions } from "./_capture.js";
+export type { AttrValue } from "./_summary.js";

@@ -66,7 +66,8 @@ export interface LoopEvidence {
   readonly arguments?: string;
 }
 
-interface DecisionBase {
+/** What every loop decision carries. */
+export interface DecisionBase {
   /** A short, fixed sentence for logs and transcripts. */
   readonly message: string;
   /** The tool of the call this decision is about (absent for a turn-cap stop). */

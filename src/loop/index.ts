@@ -15,6 +15,7 @@ export type { LoopPolicyOptions, ResolvedLoopOptions } from "./options.js";
 export { LOOP_MESSAGES, isTerminal } from "./decision.js";
 export type {
   ContinueDecision,
+  DecisionBase,
   ContinueReason,
   EscalateDecision,
   EscalateReason,

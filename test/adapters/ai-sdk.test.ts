@@ -1,11 +1,11 @@
-import { describe, it, expect } from "vitest";
-import { generateText, stepCountIs } from "ai";
+import { describe, it, expect, expectTypeOf } from "vitest";
+import { generateText, stepCountIs, tool, type Tool } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
 import type { LanguageModelV3CallOptions, LanguageModelV3GenerateResult } from "@ai-sdk/provider";
 import { z } from "zod";
 import { createGate, defineTool } from "../../src/index.js";
 import { createLoopPolicy } from "../../src/loop/index.js";
-import { aiSdkTools, CallOptionsError, loopStopWhen } from "../../src/adapters/index.js";
+import { aiSdkTools, CallOptionsError, loopStopWhen, type ModelView } from "../../src/adapters/index.js";
 import { createFakeOrders, makeOrderTools } from "../../examples/orders/index.js";
 
 const usage = { inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 1, text: 1, reasoning: 0 } };
@@ -251,5 +251,19 @@ describe("AI SDK adapter: what the SDK hands execute is a value", () => {
     expect((err as CallOptionsError).cause).toMatchObject({ message: "db password=hunter2 unreachable" });
     expect(session.outcome?.action).toBe("stop");
     expect(model.doGenerateCalls).toHaveLength(1); // loopStopWhen ended the run
+  });
+});
+
+describe("AI SDK adapter types", () => {
+  it("the tools are typed (no any reaches the run's results), and loopStopWhen fits a run that mixes in the SDK's own tools", async () => {
+    const { gate } = setup();
+    const tools = aiSdkTools(gate);
+    expectTypeOf(tools).toEqualTypeOf<Record<string, Tool<unknown, ModelView>>>();
+    const weather = tool({ inputSchema: z.object({ city: z.string() }), execute: async ({ city }) => `sunny in ${city}` });
+    const session = createLoopPolicy().start();
+    const model = new MockLanguageModelV3({ doGenerate: async () => text("done") });
+    // Before: StopCondition<ToolSet> was not assignable to the stopWhen of a typed tool set (TS2322).
+    const r = await generateText({ model, prompt: "hi", tools: { ...tools, weather }, stopWhen: loopStopWhen(session) });
+    expect(r.text).toBe("done");
   });
 });

@@ -1,4 +1,4 @@
-import { describe, expectTypeOf, it } from "vitest";
+import { describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
 import { createGate, defineTool, type InputOf, type OutputOf, type ToolContext, type ToolResult } from "../../src/index.js";
 import { makeOrderTools } from "../../examples/orders/tools.js";
@@ -32,6 +32,14 @@ describe("types are inferred from the schemas", () => {
     else expectTypeOf(r.code).toEqualTypeOf<"UNKNOWN_TOOL" | "INVALID_INPUT" | "DENIED" | "CONFLICT" | "REJECTED" | "RETRYABLE" | "INVALID_OUTPUT" | "FAILED">();
     const u = await gate.call("other", {});
     expectTypeOf(u).toEqualTypeOf<ToolResult<unknown>>();
+  });
+
+  it("call options take undefined for an absent option, as a caller passes a maybe-value (exactOptionalPropertyTypes)", async () => {
+    const gate = createGate({ tools: makeOrderTools(createFakeOrders()) });
+    const maybe = (v: string): string | undefined => (v === "" ? undefined : v);
+    const r = await gate.call("get_order", { customerId: "c_1" }, { callId: maybe(""), idempotencyKey: maybe(""), principal: undefined, signal: undefined });
+    expect(r.ok).toBe(true);
+    expect(r.meta.callId).toMatch(/^tg_/); // absent: a generated id
   });
 
   it("a wrong return type does not compile", () => {

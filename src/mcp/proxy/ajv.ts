@@ -86,7 +86,8 @@ const CODES: Record<string, string> = {
 };
 
 /** A Standard Schema issue with the zod-style `code` toolgate reports. */
-type CodedIssue = StandardSchemaV1.Issue & { readonly code: string };
+/** A Standard Schema issue with the validator's code (Ajv's keyword). */
+export type CodedIssue = StandardSchemaV1.Issue & { readonly code: string };
 
 /** Ajv errors -> Standard Schema issues (paths as segments; values never echoed). */
 export function ajvIssues(errors: readonly ErrorObject[] | null | undefined, prefix: readonly string[] = []): CodedIssue[] {
