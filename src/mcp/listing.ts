@@ -44,21 +44,34 @@ export function toMcpTool(l: ToolListing): McpTool {
     annotations: { readOnlyHint: read, destructiveHint: !read, idempotentHint: read },
     _meta: { [TOOL_META_KEY]: { version: l.version, effect: l.effect, approval: l.approval } },
   };
-  if (isObjectSchema(l.outputSchema)) tool.outputSchema = readableAsDraft07(l.outputSchema) as { type: "object"; [key: string]: unknown };
+  if (isObjectSchema(l.outputSchema)) tool.outputSchema = readableByClients(l.outputSchema) as { type: "object"; [key: string]: unknown };
   return tool;
 }
 
 /**
- * An output schema that a draft-07 validator reads as its draft 2020-12 `$schema` means, or more
- * loosely. The SDK 1.x `Client` checks `structuredContent` with a draft-07 validator whatever
- * `$schema` says, and draft-07 reads an `items` beside `prefixItems` (a tuple) as the schema of
- * every element: it would refuse each valid tuple. So `items: false` becomes the `maxItems` it
- * means (the same contract), and a rest element's `items` is left out (the advertised contract
- * says less about rest elements; the gate still enforces them before anything is sent).
+ * The `format`s the SDK 1.x `Client` knows (Ajv with ajv-formats' full set). It compiles every
+ * output schema, and prints "unknown format … ignored" twice per tool on each `tools/list` for any
+ * other (zod writes `emoji`, `jwt`, `cuid`, `ulid`, `cidrv4`… next to the `pattern` that checks them).
  */
-function readableAsDraft07(node: unknown): unknown {
+const CLIENT_FORMATS = new Set([
+  "date", "time", "date-time", "iso-time", "iso-date-time", "duration", "uri", "uri-reference", "uri-template", "url", "email",
+  "hostname", "ipv4", "ipv6", "regex", "uuid", "json-pointer", "json-pointer-uri-fragment", "relative-json-pointer",
+  "byte", "int32", "int64", "float", "double", "password", "binary",
+]);
+
+/**
+ * An output schema as MCP clients read it: a draft-07 validator reads it as its draft 2020-12
+ * `$schema` means, or more loosely. The SDK 1.x `Client` checks `structuredContent` with a
+ * draft-07 validator whatever `$schema` says, and draft-07 reads an `items` beside `prefixItems`
+ * (a tuple) as the schema of every element: it would refuse each valid tuple. So `items: false`
+ * becomes the `maxItems` it means (the same contract), and a rest element's `items` is left out
+ * (the advertised contract says less about rest elements; the gate still enforces them before
+ * anything is sent). A `format` the client does not know (an annotation it ignores, with a
+ * warning) is left out too; the `pattern` beside it stays.
+ */
+function readableByClients(node: unknown): unknown {
   if (typeof node !== "object" || node === null || Array.isArray(node)) return node;
-  const out = mapSubschemas(node as Record<string, unknown>, readableAsDraft07);
+  const out = mapSubschemas(node as Record<string, unknown>, readableByClients);
   if (Array.isArray(out.prefixItems) && "items" in out) {
     if (out.items === false) {
       const n = out.prefixItems.length;
@@ -66,5 +79,9 @@ function readableAsDraft07(node: unknown): unknown {
     }
     delete out.items;
   }
+  if (typeof out.format === "string" && !CLIENT_FORMATS.has(out.format)) delete out.format;
   return out;
 }
+
+/** @internal The formats {@link readableByClients} keeps (a test holds them to ajv-formats' own list). */
+export const _CLIENT_FORMATS: ReadonlySet<string> = CLIENT_FORMATS;

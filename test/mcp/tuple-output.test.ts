@@ -3,13 +3,15 @@
  * whatever `$schema` says, so the advertised outputSchema must not carry a 2020-12 `items` beside
  * `prefixItems` (draft-07 reads it as every element's schema and refuses each valid tuple).
  */
-import { describe, expect, it } from "vitest";
+import { createRequire } from "node:module";
+import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { createGate, defineTool } from "../../src/index.js";
 import { createMcpServer, toMcpTool } from "../../src/mcp/index.js";
+import { _CLIENT_FORMATS } from "../../src/mcp/listing.js";
 
 const Output = z.object({
   pair: z.tuple([z.string(), z.number()]),
@@ -80,5 +82,43 @@ describe("tuple outputs over MCP", () => {
     expect(out.properties).toEqual({ c: { const: data }, e: { enum: [data] }, d: { default: data } });
     expect(out.$defs.T).toEqual({ type: "array", prefixItems: [{}], maxItems: 1 });
     expect(out.anyOf[0]!.properties.u).toEqual({ type: "array", prefixItems: [{}, {}] });
+  });
+});
+
+describe("formats in output schemas over MCP", () => {
+  it("a format the SDK 1.x client does not know is left out (its pattern stays); no warning on tools/list", async () => {
+    const tool = defineTool({
+      name: "ids",
+      version: "1",
+      description: "formats",
+      input: z.object({}),
+      output: z.object({ e: z.email(), j: z.jwt(), c: z.cuid(), moji: z.string().emoji() }),
+      effect: "read",
+      execute: () => ({ e: "a@example.com", j: "x.y.z", c: "cjld2cjxh0000qzrmn831i7rn", moji: "🙂" }),
+    });
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await createMcpServer(createGate({ tools: [tool] }), { name: "t", version: "1" }).connect(a);
+    const client = new Client({ name: "c", version: "1" });
+    await client.connect(b);
+    const warn = vi.spyOn(console, "warn").mockImplementation(() => undefined);
+    const log = vi.spyOn(console, "log").mockImplementation(() => undefined);
+    try {
+      const { tools } = await client.listTools();
+      const props = (tools[0]!.outputSchema as { properties: Record<string, Record<string, unknown>> }).properties;
+      expect(props.e).toMatchObject({ format: "email" });
+      for (const k of ["j", "c", "moji"]) expect(props[k], k).not.toHaveProperty("format");
+      expect(props.c).toHaveProperty("pattern");
+      const said = [...warn.mock.calls, ...log.mock.calls].map((c) => c.join(" "));
+      expect(said.filter((l) => /unknown format/.test(l))).toEqual([]);
+    } finally {
+      warn.mockRestore();
+      log.mockRestore();
+      await client.close();
+    }
+  });
+
+  it("the formats kept are exactly the ones ajv-formats (the client's) knows", () => {
+    const { fullFormats } = createRequire(import.meta.url)("ajv-formats/dist/formats") as { fullFormats: Record<string, unknown> };
+    expect([..._CLIENT_FORMATS].sort()).toEqual(Object.keys(fullFormats).sort());
   });
 });
