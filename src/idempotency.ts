@@ -13,6 +13,7 @@ import type { ResolvedGate } from "./gate-options.js";
 import type { Principal } from "./tool.js";
 import { _storedNothing, type ClaimOutcome, type Ledger, type LedgerEntry } from "./ledger/types.js";
 import { _fingerprint, _keyHash, _redactDeep } from "./ledger/_canonical.js";
+import { _permanentLedgerFault } from "./ledger/_fault.js";
 import { truncate } from "./redact.js";
 import { maskSecretFields } from "./log/_capture.js";
 import { NO } from "./fast-path.js";
@@ -73,6 +74,7 @@ export type ClaimedCall = { readonly kind: "answer"; readonly done: StepDone } |
 const MSG = {
   keyFailed: "The tool's idempotency key could not be derived; nothing was executed",
   ledgerDown: "The ledger is unavailable; nothing was executed; try again later",
+  ledgerBroken: "The ledger cannot record this call (misconfigured or damaged); nothing was executed; an operator must fix it",
   inFlight: "A call with this idempotency key is still running; wait and retry",
   mismatch: "This idempotency key was already used with different arguments",
   abandoned: "An earlier call with this idempotency key ended with an unknown effect; check state before any retry",
@@ -162,6 +164,9 @@ async function claimInLedger(g: ResolvedGate, rt: ToolRuntime, input: unknown, c
       outcome = first;
     } catch (e) {
       g.onHookError("ledger", e);
+      // Misconfigured or damaged (refused credentials, a read-only or corrupt file, a newer schema):
+      // nothing was stored, and "later" would not work either.
+      if (_permanentLedgerFault(e)) return answer(_fail("FAILED", MSG.ledgerBroken, false, "none"));
       // The store may have committed the claim and lost only its answer: undo it, or a retry
       // would meet CONFLICT (for a lease) for a call that never ran. Waited for at most the retry
       // hint (and not past the caller's cancel): a store that does not answer does not hold the call.

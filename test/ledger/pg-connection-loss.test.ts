@@ -48,3 +48,20 @@ describe("postgresLedger: a connection ended under a claim", () => {
     await ledger.close();
   });
 });
+
+describe("a ledger that waiting will not mend", () => {
+  it("postgres refusing the credentials: FAILED, not retryable, nothing ran (a RETRYABLE would have the agent loop)", async () => {
+    const url = new URL(fx.url());
+    url.password = "not-the-password";
+    const ledger = postgresLedger({ connectionString: url.toString(), table: "loss_ledger" });
+    let runs = 0;
+    const pay = payTool(async (i) => (runs++, { paymentId: "p", orderId: i.orderId }));
+    const errors: unknown[] = [];
+    const gate = createGate({ tools: [pay], ledger, onHookError: (_h, e) => void errors.push(e) });
+    const r = await gate.call("pay", { orderId: "o1", amountCents: 5 }, { idempotencyKey: "k2" });
+    expect(r).toMatchObject({ ok: false, code: "FAILED", retryable: false, effect: "none", message: expect.stringContaining("misconfigured or damaged") });
+    expect(runs).toBe(0);
+    expect(errors.map((e) => (e as { code?: unknown }).code)).toContain("28P01");
+    await ledger.close();
+  });
+});

@@ -86,6 +86,18 @@ describe("sqliteLedger under another process's lock", () => {
     await ledger.close();
   });
 
+  it("a ledger opened read-only given to a gate: writes answer FAILED, not retryable (no 'try again later' for ever)", async () => {
+    const path = join(dir, "view.db");
+    await sqliteLedger({ path }).close();
+    const view = sqliteLedger({ path, readonly: true });
+    let runs = 0;
+    const pay = payTool(async (i) => (runs++, { paymentId: "p", orderId: i.orderId }));
+    const r = await createGate({ tools: [pay], ledger: view, onHookError: () => undefined }).call("pay", { orderId: "o1", amountCents: 5 }, { idempotencyKey: "k1" });
+    expect(r).toMatchObject({ ok: false, code: "FAILED", retryable: false, effect: "none" });
+    expect(runs).toBe(0);
+    await view.close();
+  });
+
   // Root writes whatever a file's mode says: as root the file is opened by an unprivileged user (setpriv, util-linux).
   const asRoot = process.getuid?.() === 0;
   const noSetpriv = asRoot && spawnSync("setpriv", ["--version"]).status !== 0;
