@@ -6,7 +6,7 @@
 import { ToolgateConfigError } from "./errors.js";
 import { DEFAULT_LIMITS, compileLimits, type CompiledLimits, type Limits } from "./harden.js";
 import { _checkRedactOptions, createRedactor, type RedactOptions, type Redactor } from "./redact.js";
-import { _checkRetry, isTool, type AnyTool, type Principal, type ToolEffect } from "./tool.js";
+import { _checkRetry, isTool, type AnyTool, type InputOf, type Principal, type ToolEffect } from "./tool.js";
 import type { AttemptEvent, ToolRuntime } from "./execute.js";
 import { createRetryBudget, UNLIMITED_BUDGET, type RetryBudget, type RetryBudgetOptions } from "./policy/budget.js";
 import { createBreaker, type BreakerOptions, type BreakerState } from "./policy/breaker.js";
@@ -31,6 +31,18 @@ export interface CallRequest {
   /** The caller's signal: when it aborts, the gate stops waiting for the decision (close a prompt on it). */
   readonly signal: AbortSignal | undefined;
 }
+
+/**
+ * The {@link CallRequest} for a call to one of the tools `T`: a union over the tools, `tool` naming
+ * one and `input` its validated input, so narrowing on `tool` types `input`.
+ * @example
+ * createGate({ tools: [getOrder, createRefund], authorize: (c) => c.tool !== "create_refund" || c.input.amountCents <= 10_000 });
+ */
+export type CallRequestOf<T extends readonly AnyTool[]> = T[number] extends infer U
+  ? U extends AnyTool
+    ? Omit<CallRequest, "tool" | "input"> & { readonly tool: U["name"]; readonly input: InputOf<U> }
+    : never
+  : never;
 
 /** `authorize` answers `true`/`false`, or `{ allow, reason }` (the reason is shown, after redaction). */
 export type AuthorizeDecision = boolean | { readonly allow: boolean; readonly reason?: string };
@@ -59,7 +71,7 @@ export interface GateOptions<T extends readonly AnyTool[] = readonly AnyTool[]> 
   readonly breaker?: BreakerOptions | false;
   /** Per-attempt timeout for tools without their own, ms. Default 30,000. */
   readonly timeoutMs?: number;
-  /** Max attempts the gate is waiting for, per tool, for tools without their own. Default 64. An attempt that timed out or was cancelled stops counting even if the tool keeps running. */
+  /** Max calls of a tool in their execution step (attempts, backoffs), per tool, for tools without their own. Default 64. A call stops counting when it answers, even if a tool that timed out keeps running. */
   readonly concurrency?: number;
   /** Secret patterns scrubbed from every message and record. */
   readonly redact?: RedactOptions;
@@ -68,10 +80,10 @@ export interface GateOptions<T extends readonly AnyTool[] = readonly AnyTool[]> 
    * crash recovery. Default: none (keys are still passed to tools as `ctx.idempotencyKey`).
    */
   readonly ledger?: Ledger;
-  /** Decide whether the principal may make this call (after validation, before any effect). */
-  authorize?(call: CallRequest): AuthorizeDecision | Promise<AuthorizeDecision>;
-  /** Ask a person to approve a call to a tool that requires approval. Absent: such calls are DENIED. */
-  approve?(call: CallRequest): boolean | Promise<boolean>;
+  /** Decide whether the principal may make this call (after validation, before any effect). `call.input` is typed by `call.tool`. */
+  authorize?(call: CallRequestOf<T>): AuthorizeDecision | Promise<AuthorizeDecision>;
+  /** Ask a person to approve a call to a tool that requires approval. Absent: such calls are DENIED. `call.input` is typed by `call.tool`. */
+  approve?(call: CallRequestOf<T>): boolean | Promise<boolean>;
   /** One record per call (never the payload). */
   onCall?(record: CallRecord): unknown;
   /** One event per execution attempt. */

@@ -25,7 +25,7 @@ export type {
 export type { ApprovalPredicate, ReconcileVerdict } from "./tool.js";
 export { createGate } from "./gate.js";
 export type { CallOptions, DataOf, Gate } from "./gate.js";
-export type { AuthorizeDecision, CallRequest, GateOptions, GateRetryOptions } from "./gate-options.js";
+export type { AuthorizeDecision, CallRequest, CallRequestOf, GateOptions, GateRetryOptions } from "./gate-options.js";
 export { TOOL_ERROR_CODES, isFailure } from "./result.js";
 export type { CallMeta, Effect, EffectRef, Issue, ToolErrorCode, ToolFailure, ToolResult, ToolSuccess } from "./result.js";
 export { ToolError, ToolgateConfigError, denied, isToolError, isToolgateConfigError, reject, transient } from "./errors.js";

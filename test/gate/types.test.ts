@@ -34,6 +34,23 @@ describe("types are inferred from the schemas", () => {
     expectTypeOf(u).toEqualTypeOf<ToolResult<unknown>>();
   });
 
+  it("authorize and approve see the call's input typed by its tool: narrowing on tool types input", async () => {
+    const gate = createGate({
+      tools: makeOrderTools(createFakeOrders()),
+      authorize: (c) => {
+        expectTypeOf(c.tool).toEqualTypeOf<"get_order" | "create_refund">();
+        // @ts-expect-error -- not narrowed: get_order's input has no amountCents
+        void c.input.amountCents;
+        if (c.tool === "create_refund") return c.input.amountCents <= 500;
+        expectTypeOf(c.input).toEqualTypeOf<{ customerId: string; includeHistory: boolean }>();
+        return c.input.customerId !== "c_blocked";
+      },
+    });
+    expect(await gate.call("create_refund", { orderId: "o_1", amountCents: 900, reason: "x" }, { idempotencyKey: "k" })).toMatchObject({ ok: false, code: "DENIED" });
+    expect(await gate.call("get_order", { customerId: "c_blocked" })).toMatchObject({ ok: false, code: "DENIED" });
+    expect((await gate.call("get_order", { customerId: "c_1" })).ok).toBe(true);
+  });
+
   it("call options take undefined for an absent option, as a caller passes a maybe-value (exactOptionalPropertyTypes)", async () => {
     const gate = createGate({ tools: makeOrderTools(createFakeOrders()) });
     const maybe = (v: string): string | undefined => (v === "" ? undefined : v);
