@@ -11,6 +11,7 @@
 export { defineTool, isTool } from "./tool.js";
 export type {
   AnyTool,
+  ArgsOf,
   CheckVerdict,
   Classification,
   InputOf,

@@ -151,6 +151,8 @@ export type AnyTool = Tool<string, StandardSchemaV1, StandardSchemaV1>;
 
 /** The validated input type of a tool. */
 export type InputOf<T> = T extends Tool<string, infer I, StandardSchemaV1> ? StandardSchemaV1.InferOutput<I> : never;
+/** The arguments a caller may send a tool: its input schema's input side (a field with a default is optional). */
+export type ArgsOf<T> = T extends Tool<string, infer I, StandardSchemaV1> ? StandardSchemaV1.InferInput<I> : never;
 /** The data type of a tool's successful result. */
 export type OutputOf<T> = T extends Tool<string, StandardSchemaV1, infer O> ? StandardSchemaV1.InferOutput<O> : never;
 

@@ -8,7 +8,7 @@
 import fc from "fast-check";
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { createGate, type Gate } from "../gate.js";
-import { defineTool, isTool, type AnyTool } from "../tool.js";
+import { defineTool, isTool, type AnyTool, type ArgsOf } from "../tool.js";
 import { ToolgateConfigError, transient } from "../errors.js";
 import { isPromiseLike, toJsonSchema } from "../standard.js";
 import { advertisedInput } from "../json-schema.js";
@@ -18,14 +18,14 @@ import { _checkDriftOptions, _checkRunsAndSeed, checkTool, type DriftOptions } f
 import { formatReport } from "./format.js";
 import { compileAdvertised } from "./verdict.js";
 
-/** Options of {@link contractSuite} and {@link contractProperties}. */
-export interface ContractSuiteOptions {
+/** Options of {@link contractSuite} and {@link contractProperties}; `A`: the tool's arguments ({@link ArgsOf}). */
+export interface ContractSuiteOptions<A = unknown> {
   /** Generated cases per property. Default 100. */
   readonly runs?: number;
   /** fast-check seed. Default 1. */
   readonly seed?: number;
   /** A valid input for the output and retry properties. Default: one generated from the input schema. */
-  readonly input?: unknown;
+  readonly input?: A;
   /** Options of the drift check, or `false` to leave it out. Default `{}` (every target). */
   readonly drift?: DriftOptions | false;
 }
@@ -243,7 +243,7 @@ function drift(tool: AnyTool, d: DriftOptions): ContractProperty {
  *   if (!r.ok) console.error(r.message);
  * }
  */
-export function contractProperties(tool: AnyTool, options: ContractSuiteOptions = {}): ContractProperty[] {
+export function contractProperties<T extends AnyTool>(tool: T, options: ContractSuiteOptions<ArgsOf<T>> = {}): ContractProperty[] {
   checkSuiteOptions(tool, options, "contractProperties");
   return properties(tool, options);
 }
@@ -281,7 +281,7 @@ export type TestFn = (name: string, fn: () => Promise<void>) => unknown;
  * import { contractSuite } from "toolgate/testing";
  * contractSuite(getOrder, { it, seed: 7 });
  */
-export function contractSuite(tool: AnyTool, options: ContractSuiteOptions & { readonly it: TestFn }): void {
+export function contractSuite<T extends AnyTool>(tool: T, options: ContractSuiteOptions<ArgsOf<T>> & { readonly it: TestFn }): void {
   checkSuiteOptions(tool, options, "contractSuite");
   if (typeof options.it !== "function") throw new ToolgateConfigError("E_CHECK_OPTIONS", "contractSuite: options.it must be your test framework's it or test function");
   for (const p of properties(tool, options)) {

@@ -30,6 +30,12 @@ describe("contractProperties catch what they claim to", () => {
     expect(contractProperties(getOrder, { drift: false })).toHaveLength(3);
   });
 
+  it("the input option is typed by the tool's arguments (a default field optional)", () => {
+    expect(contractProperties(getOrder, { drift: false, input: { customerId: "c_1" } })).toHaveLength(3);
+    // @ts-expect-error -- customerId is a string: a wrong input would make the output and retry properties blame the tool
+    contractProperties(getOrder, { drift: false, input: { customerId: 1 } });
+  });
+
   it("the drift property fails with the report when the tool drifts", async () => {
     const tool = defineTool({
       name: "drifty", version: "1", description: "d", effect: "read",
