@@ -51,6 +51,53 @@ function stripEcho(message: string, received: unknown): string {
   return message;
 }
 
+/** The payload's leaves a message must not repeat: at most this many, the longest first. */
+const MAX_ECHOES = 256;
+/** Their pattern's size at most, characters. */
+const MAX_ECHO_SOURCE = 16 * 1024;
+/** How much of a validator's message is read (the redactor still sees a secret whole; the cut to {@link MAX_ISSUE_MESSAGE} comes after). */
+const MESSAGE_WINDOW = 4 * 1024;
+/** A leaf shorter than this (elsewhere than at the issue's own path) is too common a word to hide. */
+const MIN_ECHO = 4;
+/** Words validators' own messages are made of ("expected string, received number"): a leaf that is one of them is not hidden. */
+const VALIDATOR_WORD = /^(?:string|number|boolean|object|array|bigint|symbol|undefined|null|date|integer|expected|received|invalid|input|value|option|email|true|false|type)$/i;
+
+/**
+ * Every string leaf (and long number) of the payload, as one case-insensitive pattern: a custom
+ * message (a `.refine` over the whole object, one that upper-cases a value) can repeat a value from
+ * anywhere in the payload, not only the one at its path. Undefined when there is none.
+ */
+function echoPattern(received: unknown): RegExp | undefined {
+  const leaves = new Set<string>();
+  const stack: unknown[] = [received];
+  let seen = 0;
+  while (stack.length > 0 && seen < 10_000) {
+    const v = stack.pop();
+    seen++;
+    if (typeof v === "string") {
+      if (v.length >= MIN_ECHO && !VALIDATOR_WORD.test(v)) leaves.add(v);
+    } else if (typeof v === "number" || typeof v === "bigint") {
+      const t = String(v);
+      if (t.length >= MIN_ECHO) leaves.add(t);
+    } else if (typeof v === "object" && v !== null) {
+      for (const k of Object.keys(v)) stack.push((v as Record<string, unknown>)[k]);
+    }
+  }
+  if (leaves.size === 0) return undefined;
+  // Longest first (a value inside a longer one is hidden with it); a value longer than the message
+  // window cannot be in it; the pattern stays small (its size is the attacker's to choose).
+  const sorted = [...leaves].filter((l) => l.length <= MESSAGE_WINDOW).sort((a, b) => b.length - a.length);
+  const parts: string[] = [];
+  let size = 0;
+  for (const l of sorted) {
+    if (parts.length >= MAX_ECHOES || size + l.length > MAX_ECHO_SOURCE) break;
+    const escaped = l.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    parts.push(escaped);
+    size += escaped.length + 1;
+  }
+  return parts.length === 0 ? undefined : new RegExp(parts.join("|"), "gi");
+}
+
 /**
  * Turn validator issues into safe issues.
  * @param received the payload that was validated (used only to strip echoes of it)
@@ -63,15 +110,25 @@ export function toSafeIssues(
   const out: Issue[] = [];
   issues = perKey(issues);
   const n = Math.min(issues.length, MAX_ISSUES);
+  let echoes: RegExp | undefined | null = null; // built once, on the first message that needs it
   for (let i = 0; i < n; i++) {
     const issue = issues[i]!;
     const rawCode = (issue as { code?: unknown }).code;
     const code = typeof rawCode === "string" && /^[a-z_]{1,40}$/.test(rawCode) ? rawCode : "invalid";
-    const message = typeof issue.message === "string" && issue.message.length > 0 ? issue.message : "Invalid value";
+    // A window, not the whole message: the redactor still sees a secret whole, and the cut comes after.
+    let message = typeof issue.message === "string" && issue.message.length > 0 ? issue.message.slice(0, MESSAGE_WINDOW) : "Invalid value";
+    message = stripEcho(message, valueAt(received, issue.path));
+    // A refinement's message is the schema author's text, free to quote any value of the payload
+    // (zod's `custom`; a validator whose codes the gate does not know). A built-in message of a
+    // known code quotes the schema (enum options, bounds), which may equal a value of the payload.
+    if (code === "custom" || code === "invalid") {
+      if (echoes === null) echoes = echoPattern(received);
+      if (echoes !== undefined) message = message.replace(echoes, "<value>");
+    }
     out.push({
-      path: truncate(redact(joinPath(issue.path)), MAX_ISSUE_PATH),
+      path: truncate(redact(joinPath(issue.path).slice(0, 4 * MAX_ISSUE_PATH)), MAX_ISSUE_PATH), // a window: the redactor sees a secret whole
       code,
-      message: truncate(redact(stripEcho(message, valueAt(received, issue.path))), MAX_ISSUE_MESSAGE),
+      message: truncate(redact(message), MAX_ISSUE_MESSAGE),
     });
   }
   if (issues.length > MAX_ISSUES) {

@@ -458,7 +458,7 @@ class Session implements LoopSession {
     // a comma inside it ("correct horse battery staple"), or miss a short one.
     const v = argsValue(args);
     const text = (v.parsed ? canonicalJson(withoutSecretKeys(v.value, 0)) : undefined) ?? canonicalJson(args) ?? (typeof args === "string" ? args : "<unrepresentable>");
-    return { arguments: truncate(this.o.redact(text), 2_000) };
+    return { arguments: truncate(this.o.redact(text.slice(0, 8_192)), 2_000) }; // a window: the redactor sees a secret whole, and runs on a bounded text
   }
 }
 
