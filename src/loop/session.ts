@@ -297,7 +297,7 @@ class Session implements LoopSession {
       this.#calls++;
     }
     this.#seq++;
-    const d = envelope ? this.#decide(call, { tool: call.tool, callId }, result, admittedAt) : this.#stop("not_an_envelope", { tool: call.tool, callId });
+    const d = envelope ? this.#decide(call, this.#at(call, callId), result, admittedAt) : this.#stop("not_an_envelope", this.#at(call, callId));
     this.#steps.push(envelope ? { tool: call.tool, callId, result, decision: d } : { tool: call.tool, callId, decision: d });
     return d;
   }
@@ -411,16 +411,25 @@ class Session implements LoopSession {
 
   /** After the run ended: `stopped` again for this call, told to `onDecision`, neither counted nor kept. */
   #stopAgain(call: ProposedCall, callId: string): StopDecision {
-    const d: StopDecision = { action: "stop", reason: "stopped", message: LOOP_MESSAGES.stopped, tool: call.tool, callId };
+    const d: StopDecision = { action: "stop", reason: "stopped", message: LOOP_MESSAGES.stopped, ...this.#at(call, callId) };
     this.o.onDecision?.(d);
     return d;
   }
 
   #refuse(call: ProposedCall, callId: string, reason: StopReason, extra: Partial<StopDecision> = {}): Admission {
     this.#calls++;
-    const decision = this.#stop(reason, { tool: call.tool, callId }, extra);
+    const decision = this.#stop(reason, this.#at(call, callId), extra);
     this.#steps.push({ tool: call.tool, callId, decision });
     return { ok: false, decision };
+  }
+
+  /**
+   * Where a decision is about: the call id as the host gave it (to correlate), the tool's name as
+   * operators may read it. The model proposed the name: one it invented can be anything (a pasted
+   * key), so it is redacted and bounded, as the envelope and the records show it.
+   */
+  #at(call: ProposedCall, callId: string): At {
+    return { tool: truncate(this.o.redact(String(call.tool)), MAX_EVIDENCE_TEXT), callId };
   }
 
   #record(
@@ -434,12 +443,12 @@ class Session implements LoopSession {
   ): LoopEvidence {
     const gateCallId = repeatOf === undefined ? f.meta?.callId : undefined;
     const e: LoopEvidence = Object.freeze({
-      tool: truncate(String(call.tool), MAX_EVIDENCE_TEXT),
+      tool: truncate(this.o.redact(String(call.tool)), MAX_EVIDENCE_TEXT),
       version: truncate(f.meta?.version ?? "", MAX_EVIDENCE_TEXT),
       code: f.code,
       issuePaths: Object.freeze(paths.slice(0, MAX_EVIDENCE_PATHS).map((p) => truncate(p, MAX_EVIDENCE_TEXT))),
-      callId,
-      ...(gateCallId !== undefined && gateCallId !== callId ? { gateCallId: truncate(gateCallId, MAX_EVIDENCE_TEXT) } : {}),
+      callId: truncate(this.o.redact(callId), MAX_EVIDENCE_TEXT),
+      ...(gateCallId !== undefined && gateCallId !== callId ? { gateCallId: truncate(this.o.redact(gateCallId), MAX_EVIDENCE_TEXT) } : {}),
       at: isoTime(this.o.now),
       effect: f.effect,
       attempts: f.meta?.attempts ?? 0,

@@ -9,16 +9,17 @@ import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import { LaneServer, sdkInFlight } from "./call-lane.js";
 import { ToolgateConfigError } from "../errors.js";
 import { checkKnownKeys, optionNames } from "../known-keys.js";
-import { isZodError } from "./proxy/error-text.js";
+import { isZodError, scrubLine } from "./proxy/error-text.js";
 
-/** A diagnostic line for a transport error that never repeats what the peer sent. */
+/** A diagnostic line for a transport error that never repeats what the peer sent, secrets scrubbed. */
 export function describeError(e: Error): string {
   const msg = e.message;
   if (/ReadBuffer exceeded/.test(msg)) return "a message larger than the limit (maxMessageBytes) arrived; the session is closed";
   // A ZodError (the SDK's JSON-RPC schema refused the line) is named, never quoted: its message is a
   // JSON dump of issues whose first line is "[", and they can name the keys the peer sent.
   if (e instanceof SyntaxError || isZodError(e) || /JSON|Unexpected token|invalid_union|invalid_type|Invalid input/i.test(msg)) return "a line that is not JSON-RPC was ignored";
-  return (msg.split("\n", 1)[0] ?? "").slice(0, 200);
+  // A thrown message (a principal hook's, a wrapped gate's) can name a connection string or a key.
+  return scrubLine((msg.split("\n", 1)[0] ?? "").slice(0, 800)).slice(0, 200);
 }
 
 /** Options of {@link serveStdio}. */

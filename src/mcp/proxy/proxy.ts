@@ -26,6 +26,7 @@ import { forwardMeta, upstreamToolError } from "./upstream-result.js";
 import type { HookSet } from "../../log/compose.js";
 import { checkHooks, checkInstrument, instrumented } from "./observers.js";
 import { checkProxyOptions } from "./options.js";
+import { scrubLine } from "./error-text.js";
 
 /** Options of {@link createProxy}. */
 export interface ProxyOptions {
@@ -143,7 +144,7 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
   const config = checkProxyOptions(options);
   checkInstrument(options.instrument);
   const hooks = checkHooks(options.hooks);
-  const log = (l: string): void => options.onLog?.(l);
+  const log = (l: string): void => options.onLog?.(scrubLine(l));
   const refused = new Map<string, string>();
   const pinned = new Map<string, string>();
   const versions = new Map<string, string>();
@@ -154,7 +155,7 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
     ...(options.maxMessageBytes !== undefined ? { maxMessageBytes: options.maxMessageBytes } : {}),
     ...(options.connectTimeoutMs !== undefined ? { connectTimeoutMs: options.connectTimeoutMs } : {}),
     ...(options.startAttempts !== undefined ? { startAttempts: options.startAttempts } : {}),
-    onLog: log,
+    onLog: (l) => options.onLog?.(l), // the upstream scrubs its own lines
     onTools: (list, invalid) => {
       // A served tool whose definition changed, is listed twice, or is no longer a valid tool is refused from now on.
       const counts = nameCounts(list, invalid);

@@ -21,13 +21,17 @@ export function upstreamToolError(result: Record<string, unknown>, effect: "read
   return reject(textOf(result), { effect: effect === "read" ? "none" : "unknown" });
 }
 
-/** The first non-empty text block, at most 200 characters (the gate redacts it). */
+/**
+ * The first non-empty text block, in a window of 4 KiB: the gate redacts it, then cuts it to 200
+ * characters. Cut to 200 here first, a secret straddling the cut lost the part its pattern needs and
+ * its head went through (`…sk-live-PLANTED`).
+ */
 function textOf(result: Record<string, unknown>): string {
   const content = Array.isArray(result.content) ? (result.content as unknown[]) : [];
   for (const c of content) {
     if (typeof c === "object" && c !== null && (c as { type?: unknown }).type === "text" && typeof (c as { text?: unknown }).text === "string") {
       const t = (c as { text: string }).text.trim();
-      if (t.length > 0) return t.slice(0, 200);
+      if (t.length > 0) return t.slice(0, 4 * 1024);
     }
   }
   return UPSTREAM_ERROR;

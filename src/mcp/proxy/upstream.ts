@@ -13,7 +13,7 @@ import { z } from "zod";
 import { UpstreamError } from "./upstream-error.js";
 import { openRequestLane, type RequestLane } from "./request-lane.js";
 import { installLineBuffer, InvalidAnswerError } from "./line-buffer.js";
-import { errorText, isZodError, zodSummary } from "./error-text.js";
+import { errorText, isZodError, scrubLine, zodSummary } from "./error-text.js";
 import { checkTools, LooseToolList, type InvalidTool, type Listing } from "./tool-list.js";
 import type { AbortSource } from "../../attempt.js";
 import { MAX_TIMER_MS } from "../../policy/deadline.js";
@@ -110,7 +110,8 @@ export function createUpstream(spec: UpstreamSpec, options: UpstreamOptions = {}
   const maxDelayMs = options.maxDelayMs ?? 10_000;
   const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
   const startAttempts = options.startAttempts ?? 3;
-  const log = (line: string): void => options.onLog?.(line);
+  // Every line: the upstream's stderr and its errors are its own text (a connection string, a key).
+  const log = (line: string): void => options.onLog?.(scrubLine(line));
   let client: Client | undefined;
   let lane: RequestLane | undefined;
   let state: "up" | "down" | "closed" = "down";
