@@ -8,7 +8,7 @@
  */
 import { types } from "node:util";
 import { $ZodCheckMinLength, globalConfig, version as zodVersion } from "zod/v4/core";
-import type { CompiledLimits } from "./harden.js";
+import { jsonNumberSize, jsonStringSize, type CompiledLimits } from "./harden.js";
 
 /**
  * "Cannot decide here": the caller runs the normal path (harden, validate, unknown keys).
@@ -163,7 +163,7 @@ function gen(e: Emit, schema: unknown, v: string, depth: number): string {
     case "string": {
       shaped(node, ["$ZodString", "$ZodType"], ["type", "checks"]);
       L.push(`if (typeof ${v} !== "string") return NO;`);
-      grow(e, `${v}.length + 2`);
+      grow(e, `jss(${v})`);
       if (e.input) L.push(`if (!wf(${v})) return NO;`);
       const checks = checksOf(def);
       if (checks.length > 0) {
@@ -182,7 +182,7 @@ function gen(e: Emit, schema: unknown, v: string, depth: number): string {
       L.push(`if (typeof ${v} !== "number" || ${v} - ${v} !== 0) return NO;`);
       if (e.input) {
         if (e.limits?.allowUnsafeIntegers !== true) L.push(`if (${v} > 9007199254740991 || ${v} < -9007199254740991) return NO;`);
-        L.push(`s += 8;`);
+        L.push(`s += jns(${v});`);
       }
       for (const ch of checks) {
         const d = ch._zod.def;
@@ -201,7 +201,7 @@ function gen(e: Emit, schema: unknown, v: string, depth: number): string {
     }
     case "boolean":
       shaped(node, ["$ZodBoolean", "$ZodType"], ["type"]);
-      L.push(`if (typeof ${v} !== "boolean") return NO;${e.input ? " s += 5;" : ""}`);
+      L.push(`if (typeof ${v} !== "boolean") return NO;${e.input ? ` s += ${v} ? 4 : 5;` : ""}`);
       return v;
     case "null":
       shaped(node, ["$ZodNull", "$ZodType"], ["type"]);
@@ -253,11 +253,11 @@ function genValues(e: Emit, values: unknown[], v: string): string {
   const sized = new Map<unknown, number>();
   for (const x of values) {
     if (typeof x === "string") {
-      if (!e.input || x.isWellFormed()) sized.set(x, x.length + 2);
+      if (!e.input || x.isWellFormed()) sized.set(x, jsonStringSize(x));
     } else if (typeof x === "number") {
       const safe = e.limits?.allowUnsafeIntegers === true || Math.abs(x) <= Number.MAX_SAFE_INTEGER;
-      if (Number.isFinite(x) && (!e.input || safe)) sized.set(x, 8);
-    } else if (typeof x === "boolean") sized.set(x, 5);
+      if (Number.isFinite(x) && (!e.input || safe)) sized.set(x, jsonNumberSize(x));
+    } else if (typeof x === "boolean") sized.set(x, x ? 4 : 5);
     else if (x === null) sized.set(x, 4);
     // undefined, NaN, bigint, symbols: never accepted here (the normal path decides)
   }
@@ -352,7 +352,7 @@ function genObject(e: Emit, node: Node, v: string, depth: number): string {
     if (absent.kind === "fail") {
       // required: absent, undefined or not enumerable is the normal path's to report
       L.push(f === undefined ? `if (${x} === undefined) return NO;` : `if (${x} === undefined || !${f}) return NO;`);
-      if (e.input) L.push(`s += ${k.length + 4};`);
+      if (e.input) L.push(`s += ${jsonStringSize(k) + 2};`);
       parts.push({ key: k, val: gen(e, field, x, depth + 1), always: true });
       continue;
     }
@@ -368,7 +368,7 @@ function genObject(e: Emit, node: Node, v: string, depth: number): string {
       L.push(absent.ifUndefined === "omit" ? `if (${d} !== undefined) ${r} = ${d};` : `${r} = ${d};`);
     }
     L.push(`} else {`, f === undefined ? `${c}++;` : `if (!${f}) return NO; ${c}++;`);
-    if (e.input) L.push(`s += ${k.length + 4};`);
+    if (e.input) L.push(`s += ${jsonStringSize(k) + 2};`);
     const val = gen(e, field, x, depth + 1);
     L.push(`${r} = ${val};`, `}`);
     parts.push({ key: k, val: r, always: absent.kind === "undefined" || (absent.kind === "default" && absent.ifUndefined === "undefined") });
@@ -398,8 +398,8 @@ function compile(schema: unknown, input: boolean, limits: FastLimits | undefined
   }
   const body = `return function fastPath(v) {\ntry {\nlet s = 0;\n${e.lines.join("\n")}\n${input ? "if (s > M) return NO;\n" : ""}return ${result};\n} catch { return NO; }\n};`;
   try {
-    const factory = new Function("NO", "isProxy", "cpl", "wf", "K", "M", body) as (...a: unknown[]) => (value: unknown) => unknown;
-    return factory(NO, types.isProxy, codePoints, wellFormed, e.consts, limits?.maxBytes ?? Infinity);
+    const factory = new Function("NO", "isProxy", "cpl", "wf", "K", "M", "jss", "jns", body) as (...a: unknown[]) => (value: unknown) => unknown;
+    return factory(NO, types.isProxy, codePoints, wellFormed, e.consts, limits?.maxBytes ?? Infinity, jsonStringSize, jsonNumberSize);
   } catch {
     return undefined; // code generation refused (CSP-like environments)
   }

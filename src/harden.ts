@@ -225,6 +225,39 @@ function hardenWalk(value: unknown, limits: CompiledLimits, copy: boolean, maxBy
   return refused("limits", st.trail === undefined ? "" : st.trail.reverse().join("."), st.code, st.message);
 }
 
+/**
+ * A string's size in JSON text, in UTF-8 bytes, quotes included: what the size limit counts. Its
+ * length alone would let "\u0001" (6 bytes as JSON) or "€" (3 bytes) pass at a sixth or a third of
+ * their size, and a value (what MCP hands the gate) is not measured as text is.
+ */
+export function jsonStringSize(s: string): number {
+  let n = s.length + 2;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x20 && c < 0x7f) {
+      if (c === 0x22 || c === 0x5c) n += 1; // \" and \\
+    } else if (c < 0x20) n += c === 8 || c === 9 || c === 10 || c === 12 || c === 13 ? 1 : 5; // \n, or \u0001
+    else if (c < 0x80) continue; // DEL: one byte
+    else if (c < 0x800) n += 1;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length) {
+      n += 2; // a surrogate pair: 4 bytes for 2 code units
+      i++;
+    } else n += 2;
+  }
+  return n;
+}
+
+/** A finite number's size in JSON text (`String(v)`), digits counted without making the string for the common integers. */
+export function jsonNumberSize(v: number): number {
+  if (Number.isInteger(v) && v > -1e15 && v < 1e15) {
+    let n = v < 0 ? 2 : 1;
+    const a = Math.abs(v);
+    for (let t = 10; t <= a; t *= 10) n++;
+    return n;
+  }
+  return String(v).length;
+}
+
 /** Record the problem; `at` is a segment below the current value (a key that was not walked into). */
 function stop(st: WalkState, code: string, message: string, at?: string | number): typeof FAIL {
   st.code = code;
@@ -236,20 +269,20 @@ function stop(st: WalkState, code: string, message: string, at?: string | number
 function walk(v: unknown, st: WalkState): unknown {
   switch (typeof v) {
     case "string":
-      st.size += v.length + 2;
+      st.size += jsonStringSize(v);
       if (st.size > st.maxBytes) return stop(st, "too_large", MSG.tooLarge);
       if (!v.isWellFormed()) return stop(st, "lone_surrogate", MSG.surrogate);
       return v;
     case "number":
-      st.size += 8;
-      if (st.size > st.maxBytes) return stop(st, "too_large", MSG.tooLarge);
       if (!Number.isFinite(v)) return stop(st, "non_finite", MSG.nonFinite);
+      st.size += jsonNumberSize(v);
+      if (st.size > st.maxBytes) return stop(st, "too_large", MSG.tooLarge);
       if (!st.limits.allowUnsafeIntegers && !Number.isSafeInteger(v) && Number.isInteger(v)) {
         return stop(st, "unsafe_integer", MSG.unsafeInt);
       }
       return v;
     case "boolean":
-      st.size += 5;
+      st.size += v ? 4 : 5;
       if (st.size > st.maxBytes) return stop(st, "too_large", MSG.tooLarge);
       return v;
     case "object": {
@@ -317,7 +350,7 @@ function walkObject(v: object, st: WalkState): unknown {
       return stop(st, "non_json", MSG.nonJson, key); // a throwing getter: not plain data
     }
     if (value === undefined) continue; // absent, as JSON.stringify would drop it
-    st.size += key.length + 4;
+    st.size += jsonStringSize(key) + 2; // the quoted key, its colon and a comma
     if (st.size > st.maxBytes) return stop(st, "too_large", MSG.tooLarge, key);
     const child = walk(value, st);
     if (child === FAIL) {

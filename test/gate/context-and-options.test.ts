@@ -97,10 +97,31 @@ describe("boundaries", () => {
     const text = JSON.stringify({ xs: Array<number>(480).fill(0) });
     expect(Buffer.byteLength(text)).toBeLessThanOrEqual(1000);
     for (const name of ["t", "slow"]) expect(await gate.call(name, text)).toMatchObject({ ok: true, data: { n: 480 } });
-    // the same data as a value is sized by the estimate, and refused: the documented rule for values
-    expect(await gate.call("t", JSON.parse(text))).toMatchObject({ ok: false, code: "INVALID_INPUT" });
+    // the same data as a value is sized as its JSON in UTF-8, alike
+    for (const name of ["t", "slow"]) expect(await gate.call(name, JSON.parse(text))).toMatchObject({ ok: true, data: { n: 480 } });
     // and text over the limit is still refused
     expect(await gate.call("t", JSON.stringify({ xs: Array<number>(600).fill(0) }))).toMatchObject({ ok: false, code: "INVALID_INPUT" });
+  });
+
+  it("a value's size is its JSON in UTF-8: control characters and non-ASCII count what they serialize to (MCP hands values)", async () => {
+    const s = defineTool({ ...base, name: "s", input: z.object({ s: z.string() }), execute: (i) => ({ n: i.s.length }) });
+    const slowS = defineTool({ ...base, name: "slow", input: z.object({ s: z.string() }).refine(() => true), execute: (i) => ({ n: i.s.length }) });
+    const gate = createGate({ tools: [s, slowS], limits: { maxBytes: 1000 } });
+    for (const [text, fits] of [
+      ["\u0001".repeat(200), false], // 1,200 bytes as JSON, 200 by length
+      ["€".repeat(400), false], // 1,200 bytes of UTF-8
+      ["😀".repeat(300), false], // 1,200 bytes, 600 code units
+      ["é".repeat(400), true], // 800 bytes
+      ["\n".repeat(400), true], // 800 bytes as \n
+    ] as const) {
+      const bytes = Buffer.byteLength(JSON.stringify({ s: text }));
+      expect(bytes <= 1000, `${bytes} bytes`).toBe(fits);
+      for (const name of ["s", "slow"]) {
+        const r = await gate.call(name, { s: text });
+        expect(r.ok ? "OK" : r.code, `${name}: ${bytes} bytes`).toBe(fits ? "OK" : "INVALID_INPUT");
+        expect(await gate.call(name, JSON.stringify({ s: text })), `${name} as text`).toMatchObject({ ok: fits });
+      }
+    }
   });
 
   it("a transient error's retryAfterMs that is NaN, infinite or negative is ignored (retries still happen)", async () => {

@@ -314,10 +314,10 @@ const TopString = z.string().min(1);
 const all: [string, z.ZodType, number][] = [
   ["GetOrderInput", GetOrderInput, 50],
   ["GetOrderOutput", GetOrderOutput, 150],
-  ["CreateRefundInput", CreateRefundInput, 60],
+  ["CreateRefundInput", CreateRefundInput, 80],
   ["CreateRefundOutput", CreateRefundOutput, 100],
   ["strings", Strings, 60],
-  ["numbers", Numbers, 60],
+  ["numbers", Numbers, 80],
   ["misc", Misc, 200],
   ["optionals", Optionals, 90],
   ["strict", Strict, 40],
