@@ -94,6 +94,7 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { ToolgateConfigError } from "../errors.js";
 import { checkKnownKeys, optionNames } from "../known-keys.js";
+import { MAX_MESSAGE_DEPTH, nestsWithin } from "./json-depth.js";
 
 /** Options of {@link serveHttp}. */
 export interface HttpOptions {
@@ -195,7 +196,13 @@ function readBody(req: IncomingMessage, max: number): Promise<BodyResult> {
       if (done) return;
       done = true;
       try {
-        resolve({ ok: true, value: JSON.parse(Buffer.concat(chunks).toString("utf8")) });
+        const text = Buffer.concat(chunks).toString("utf8");
+        // Parsing a body nested millions deep costs seconds; scanning it is linear (./json-depth.ts).
+        if (!nestsWithin(text, MAX_MESSAGE_DEPTH)) {
+          resolve({ ok: false, status: 400, message: `Parse error: the body nests deeper than ${MAX_MESSAGE_DEPTH} levels`, code: PARSE_ERROR });
+          return;
+        }
+        resolve({ ok: true, value: JSON.parse(text) });
       } catch {
         resolve({ ok: false, status: 400, message: "Parse error: the body is not JSON", code: PARSE_ERROR });
       }

@@ -10,11 +10,13 @@ import { LaneServer, sdkInFlight } from "./call-lane.js";
 import { ToolgateConfigError } from "../errors.js";
 import { checkKnownKeys, optionNames } from "../known-keys.js";
 import { isZodError, scrubLine } from "./proxy/error-text.js";
+import { installServerLineBuffer, TooDeepError } from "./proxy/line-buffer.js";
 
 /** A diagnostic line for a transport error that never repeats what the peer sent, secrets scrubbed. */
 export function describeError(e: Error): string {
   const msg = e.message;
   if (/ReadBuffer exceeded/.test(msg)) return "a message larger than the limit (maxMessageBytes) arrived; the session is closed";
+  if (e instanceof TooDeepError) return msg;
   // A ZodError (the SDK's JSON-RPC schema refused the line) is named, never quoted: its message is a
   // JSON dump of issues whose first line is "[", and they can name the keys the peer sent.
   if (e instanceof SyntaxError || isZodError(e) || /JSON|Unexpected token|invalid_union|invalid_type|Invalid input/i.test(msg)) return "a line that is not JSON-RPC was ignored";
@@ -64,6 +66,8 @@ export async function serveStdio(server: Server, options: StdioOptions = {}): Pr
   const stdin = options.stdin ?? process.stdin;
   const stdout = options.stdout ?? process.stdout;
   const transport = new StdioServerTransport(stdin, stdout, { maxBufferSize: options.maxMessageBytes ?? 16 * 1024 * 1024 });
+  // A reader in linear time, that refuses a line nested too deep before parsing it (./proxy/line-buffer.ts).
+  installServerLineBuffer(transport, options.maxMessageBytes ?? 16 * 1024 * 1024);
   let resolveClosed!: () => void;
   const closed = new Promise<void>((r) => (resolveClosed = r));
   const prior = server.onclose;

@@ -46,4 +46,14 @@ describe("adversarial inputs through the MCP HTTP server (raw bodies)", () => {
     expect(reply.status).toBe(413);
     expect(serviceCalls()).toBe(before);
   });
+
+  it("a body nested 1,500,000 deep (under the size limit) is refused by the transport before it is parsed (HTTP 400)", async () => {
+    const before = serviceCalls();
+    const s = await rawSession(http.url);
+    const deep = "[".repeat(1_500_000) + "]".repeat(1_500_000);
+    const reply = await s.call("get_order", `{"customerId":${deep}}`);
+    expect(reply.status).toBe(400);
+    expect(JSON.stringify(reply.message)).toContain("nests deeper than 100000 levels");
+    expect(serviceCalls()).toBe(before);
+  });
 });

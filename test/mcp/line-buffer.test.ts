@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ReadBuffer } from "@modelcontextprotocol/sdk/shared/stdio.js";
-import { installLineBuffer, InvalidAnswerError } from "../../src/mcp/proxy/line-buffer.js";
+import { installLineBuffer, installServerLineBuffer, InvalidAnswerError, TooDeepError } from "../../src/mcp/proxy/line-buffer.js";
+import { nestsWithin } from "../../src/mcp/json-depth.js";
 
 interface Reader {
   append(chunk: Buffer): void;
@@ -57,5 +58,50 @@ describe("the proxy's stdio line reader", () => {
     expect(() => r.readMessage()).toThrow(SyntaxError);
     r.append(Buffer.from(line(10)));
     expect(r.readMessage()).toMatchObject({ id: 10 });
+  });
+});
+
+describe("the stdio line reader on long and deep lines (client side and server side)", () => {
+  function serverReader(maxBytes: number): Reader {
+    const t = { _readBuffer: new ReadBuffer() as unknown };
+    expect(installServerLineBuffer(t, maxBytes)).toBe(true);
+    return t._readBuffer as Reader;
+  }
+
+  it("a line split over many chunks, then lines in one chunk: each read once, in order", () => {
+    const r = serverReader(1024 * 1024);
+    const big = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping", params: { pad: "x".repeat(100_000) } }) + "\n";
+    for (let i = 0; i < big.length; i += 977) {
+      r.append(Buffer.from(big.slice(i, i + 977)));
+      if (i + 977 < big.length) expect(r.readMessage()).toBeNull();
+    }
+    expect(r.readMessage()).toMatchObject({ id: 1, method: "ping" });
+    r.append(Buffer.from(line(2) + line(3)));
+    expect([r.readMessage(), r.readMessage(), r.readMessage()]).toEqual([{ jsonrpc: "2.0", id: 2, result: {} }, { jsonrpc: "2.0", id: 3, result: {} }, null]);
+  });
+
+  it("a 32 MiB line in 64 KiB chunks reads in linear time (the SDK's reader re-joins and re-searches the whole buffer per chunk)", () => {
+    const r = serverReader(40 * 1024 * 1024);
+    const chunk = Buffer.alloc(64 * 1024, 0x20);
+    const t0 = performance.now();
+    for (let i = 0; i < 512; i++) {
+      r.append(chunk);
+      expect(r.readMessage()).toBeNull();
+    }
+    r.append(Buffer.from(line(7)));
+    expect(r.readMessage()).toEqual({ jsonrpc: "2.0", id: 7, result: {} });
+    expect(performance.now() - t0).toBeLessThan(3_000); // quadratic: about 10 s here; linear: well under 1 s
+  });
+
+  it("a line nested deeper than MAX_MESSAGE_DEPTH is refused before it is parsed; the next line is read", () => {
+    const r = serverReader(40 * 1024 * 1024);
+    const deep = "[".repeat(2_000_000) + "]".repeat(2_000_000);
+    r.append(Buffer.from(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{"a":${deep}}}}\n`));
+    expect(() => r.readMessage()).toThrow(TooDeepError);
+    r.append(Buffer.from(line(2)));
+    expect(r.readMessage()).toEqual({ jsonrpc: "2.0", id: 2, result: {} });
+    expect(nestsWithin('{"a":"[[[[[[","b":[[1]]}', 3)).toBe(true); // brackets inside strings do not count
+    expect(nestsWithin('{"a":"\\\\"}', 1)).toBe(true);
+    expect(nestsWithin("[[[]]]", 2)).toBe(false);
   });
 });
