@@ -55,9 +55,11 @@ export const DEFAULT_SECRET_PATTERNS: readonly RegExp[] = Object.freeze([
   // 64 KB took 2 s, 1 MiB would take minutes). Linear now: no start lies inside another's run.
   /(?<![A-Za-z0-9_-])-?eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g,
   /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)/g,
-  // key=value, key: value, "key":"value": a secret's name (SECRET_NAME), then the value, which runs
-  // to a space, quote, comma or semicolon, or to the next `&name=` of a query string.
-  new RegExp(`${SECRET_NAME}${String.raw`["']?\s*[:=]\s*["']?(?:(?!&[\w.-]*=)[^\s"',;]){6,}`}`, "gi"),
+  // key=value, key: value, "key":"value": a secret's name (SECRET_NAME), then the value: a quoted
+  // one up to its closing quote on the line (spaces included: "correct horse battery staple"; the
+  // quote stays, so JSON stays JSON), an
+  // unquoted one to a space, quote, comma or semicolon, or to the next `&name=` of a query string.
+  new RegExp(`${SECRET_NAME}${String.raw`["']?\s*[:=]\s*(?:"[^"\n]{6,}(?=")|'[^'\n]{6,}(?=')|["']?(?:(?!&[\w.-]*=)[^\s"',;]){6,})`}`, "gi"),
 ]);
 
 /**

@@ -43,6 +43,9 @@ describe("createRedactor", () => {
     const redact = createRedactor();
     const cases: Record<string, string> = {
       '{"password":"hunter2secret"}': '{"[REDACTED]"}',
+      // a quoted value runs to its closing quote: a passphrase with spaces goes whole
+      '{"password": "correct horse battery staple", "n": 1}': '{"[REDACTED]", "n": 1}',
+      "secret='two words here' ok": "[REDACTED]' ok",
       '{"api_key": "abcd1234efgh5678"}': '{"[REDACTED]"}',
       "access_token=ya29.a0AfH6SMBx3": "access_[REDACTED]",
       "client_secret=9f8e7d6c5b4a": "client_[REDACTED]",
