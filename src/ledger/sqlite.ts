@@ -5,7 +5,7 @@
  * the file (writes serialize on SQLite's lock, waiting up to `busyTimeoutMs`).
  * @module
  */
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import Database from "better-sqlite3";
 import { ToolgateConfigError } from "../errors.js";
 import type { EffectRef } from "../result.js";
@@ -101,6 +101,16 @@ export function _whileBusy<T>(budgetMs: number, fn: () => T): T {
       if (!isBusy(e) || performance.now() - start >= budgetMs) throw e;
       Atomics.wait(SLEEP, 0, 0, pause);
     }
+  }
+}
+
+/** A file's device and inode; undefined when it is not there. */
+function fileIdentity(path: string): { dev: number; ino: number } | undefined {
+  try {
+    const s = statSync(path);
+    return { dev: s.dev, ino: s.ino };
+  } catch {
+    return undefined;
   }
 }
 
@@ -201,6 +211,21 @@ export function sqliteLedger(options: SqliteLedgerOptions): Ledger {
   if (typeof readonly !== "boolean") bad("readonly must be a boolean");
   const { ttlMs, now } = _commonOptions("sqliteLedger", options);
   const db = readonly ? openReadonly(options.path, busyTimeoutMs) : open(options.path, busyTimeoutMs, synchronous);
+  const path = options.path;
+  /**
+   * The file this process writes: its device and inode when opened. A ledger file deleted or
+   * replaced under a running gate (an operator's `rm`, a restore by rename) would go on taking this
+   * process's claims unseen by every other (WAL mode does not notice), and a new process would
+   * create a fresh ledger and run the same key again. Checked once per group commit (one stat).
+   */
+  const opened = readonly || path === ":memory:" || path === "" ? undefined : fileIdentity(path);
+  let moved = false;
+  const movedAway = (): boolean => {
+    if (opened === undefined || moved) return moved;
+    const now = fileIdentity(path);
+    moved = now === undefined || now.dev !== opened.dev || now.ino !== opened.ino;
+    return moved;
+  };
 
   const T = "toolgate_ledger";
   const C = "toolgate_ledger_calls";
@@ -253,6 +278,11 @@ export function sqliteLedger(options: SqliteLedgerOptions): Ledger {
   const flush = (): void => {
     const batch = queue;
     queue = [];
+    if (movedAway()) {
+      const e = new ToolgateConfigError("E_LEDGER_MOVED", `sqliteLedger: ${JSON.stringify(path)} was deleted or replaced since this process opened it; it writes no more (restart the process on the ledger file)`);
+      for (const op of batch) op.reject(_nothingStored(e));
+      return;
+    }
     const results: Results = [];
     try {
       batchTx.immediate(batch, results);

@@ -98,6 +98,29 @@ describe("sqliteLedger under another process's lock", () => {
     await view.close();
   });
 
+  it("a ledger file deleted or replaced under a running gate: writes stop (FAILED, nothing runs), no second ledger in secret", async () => {
+    const { copyFileSync, renameSync } = await import("node:fs");
+    for (const how of ["deleted", "replaced"] as const) {
+      const path = join(dir, `moved-${how}.db`);
+      const ledger = sqliteLedger({ path });
+      let runs = 0;
+      const pay = payTool(async (i) => (runs++, { paymentId: "p", orderId: i.orderId }));
+      const errors: unknown[] = [];
+      const gate = createGate({ tools: [pay], ledger, onHookError: (_h, e) => void errors.push(e) });
+      expect((await gate.call("pay", { orderId: "o1", amountCents: 5 }, { idempotencyKey: "k1" })).ok).toBe(true);
+      if (how === "deleted") rmSync(path);
+      else {
+        copyFileSync(path, `${path}.restored`);
+        renameSync(`${path}.restored`, path); // a restore by rename: another inode at the same path
+      }
+      const r = await gate.call("pay", { orderId: "o2", amountCents: 5 }, { idempotencyKey: "k2" });
+      expect(r, how).toMatchObject({ ok: false, code: "FAILED", retryable: false, effect: "none" });
+      expect(runs, how).toBe(1);
+      expect(errors.map((e) => (e as { code?: unknown }).code), how).toContain("E_LEDGER_MOVED");
+      await ledger.close();
+    }
+  });
+
   // Root writes whatever a file's mode says: as root the file is opened by an unprivileged user (setpriv, util-linux).
   const asRoot = process.getuid?.() === 0;
   const noSetpriv = asRoot && spawnSync("setpriv", ["--version"]).status !== 0;
