@@ -9,7 +9,7 @@ import type { AnyTool } from "./tool.js";
 import { runAttempt, startAttempt, type AttemptResult, type AttemptTarget, type CallScope } from "./attempt.js";
 import { answeredByService, classifyError, type Classified } from "./policy/classify.js";
 import { fullJitter } from "./policy/backoff.js";
-import { sleep } from "./policy/deadline.js";
+import { MAX_TIMER_MS, sleep } from "./policy/deadline.js";
 import { untilSettled } from "./policy/caller-signal.js";
 import type { Breaker } from "./policy/breaker.js";
 import type { RetryBudget } from "./policy/budget.js";
@@ -338,9 +338,14 @@ async function attemptsFrom(
       let backoffMs = canRetry ? Math.max(retryAfterMs ?? 0, fullJitter(attempt, rt.retry, env.random)) : undefined;
       // A retry the breaker would refuse after the wait (this failure may just have opened it) is
       // not made: no wait, no backoff announced, and its token goes back to the budget.
-      if (backoffMs !== undefined && rt.breaker !== undefined && rt.breaker.waitMs(performance.now()) > backoffMs) {
-        env.budget.refund();
-        backoffMs = undefined;
+      if (backoffMs !== undefined && rt.breaker !== undefined) {
+        const wait = rt.breaker.waitMs(performance.now());
+        if (wait > backoffMs) {
+          env.budget.refund();
+          backoffMs = undefined;
+          // The caller is told when the breaker lets a call through, as a refused retry would have said.
+          if (last.retryable) last = { ...last, retryAfterMs: Math.max(last.retryAfterMs ?? 0, Math.ceil(Math.min(wait, MAX_TIMER_MS))) };
+        }
       }
       env.onAttempt?.({
         tool: tool.name,

@@ -6,6 +6,7 @@
  * @module
  */
 import { existsSync, statSync } from "node:fs";
+import { resolve as resolvePath } from "node:path";
 import Database from "better-sqlite3";
 import { ToolgateConfigError } from "../errors.js";
 import type { EffectRef } from "../result.js";
@@ -211,7 +212,8 @@ export function sqliteLedger(options: SqliteLedgerOptions): Ledger {
   if (typeof readonly !== "boolean") bad("readonly must be a boolean");
   const { ttlMs, now } = _commonOptions("sqliteLedger", options);
   const db = readonly ? openReadonly(options.path, busyTimeoutMs) : open(options.path, busyTimeoutMs, synchronous);
-  const path = options.path;
+  // Resolved once, as SQLite resolved it: a later process.chdir must not make the file look moved.
+  const path = options.path === ":memory:" || options.path === "" ? options.path : resolvePath(options.path);
   /**
    * The file this process writes: its device and inode when opened. A ledger file deleted or
    * replaced under a running gate (an operator's `rm`, a restore by rename) would go on taking this
@@ -275,6 +277,8 @@ export function sqliteLedger(options: SqliteLedgerOptions): Ledger {
   });
   /** When the batch waiting to be written first found the file locked by another process. */
   let busySince: number | undefined;
+  /** The timer of that batch's next try. */
+  let retry: ReturnType<typeof setTimeout> | undefined;
   const flush = (): void => {
     const batch = queue;
     queue = [];
@@ -295,7 +299,12 @@ export function sqliteLedger(options: SqliteLedgerOptions): Ledger {
         busySince ??= t;
         if (t - busySince < busyTimeoutMs) {
           queue = batch;
-          outsideCalls(() => setTimeout(flush, BUSY_RETRY_MS));
+          retry = outsideCalls(() =>
+            setTimeout(() => {
+              retry = undefined;
+              flush();
+            }, BUSY_RETRY_MS),
+          );
           return;
         }
       }
@@ -385,6 +394,14 @@ export function sqliteLedger(options: SqliteLedgerOptions): Ledger {
     close: async () => {
       if (closed) return;
       closed = true;
+      if (retry !== undefined) {
+        // A batch waiting for another process's lock: it was never written, and will not be now.
+        clearTimeout(retry);
+        retry = undefined;
+        const waiting = queue;
+        queue = [];
+        for (const op of waiting) op.reject(_nothingStored(new Error("sqliteLedger: the ledger is closed")));
+      }
       if (queue.length > 0) await new Promise<void>((r) => setImmediate(r));
       db.close();
     },

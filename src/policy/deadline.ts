@@ -108,9 +108,9 @@ class DeadlineQueue {
     // A deadline further away than setTimeout can wait re-arms when that much has passed. The
     // timer serves every call in the queue: it runs in none of their contexts (./shared-context.ts).
     this.armedWith = setTimeout;
-    const timer = outsideCalls(() => setTimeout(() => {
-      if (this.timer === timer) this.onTimer();
-    }, Math.min(MAX_TIMER_MS, Math.max(1, delay)))) as unknown as Timer;
+    // A timer of the functions swapped out that fires anyway runs the passed deadlines (they may be
+    // ones it was armed for), but arms nothing: the current timer does.
+    const timer = outsideCalls(() => setTimeout(() => this.onTimer(this.timer === timer), Math.min(MAX_TIMER_MS, Math.max(1, delay)))) as unknown as Timer;
     this.timer = timer;
     timer.unref?.();
   }
@@ -122,12 +122,13 @@ class DeadlineQueue {
     try {
       clearTimeout(old as Parameters<typeof clearTimeout>[0]); // the old clock's timer, if today's functions know it
     } catch {
-      // a timer of another clock: dropped; should it fire, it finds itself no longer the queue's timer
+      // a timer of another clock: no longer the queue's; should it fire, it only runs passed deadlines
     }
     this.arm((this.head?.at ?? now + this.ms) - now);
   }
 
-  private onTimer(): void {
+  /** `current`: the queue's own timer fired (not one armed with timer functions since swapped out). */
+  private onTimer(current: boolean): void {
     // `timer` stays set while the passed deadlines run, so one they add does not arm a second timer.
     const now = performance.now();
     for (let h = this.head; h !== undefined && h.at <= now; h = this.head) {
@@ -140,6 +141,7 @@ class DeadlineQueue {
         // the deadlines are internal and do not throw; never let one stop the queue
       }
     }
+    if (!current) return;
     this.timer = undefined;
     if (this.head !== undefined) this.arm(this.head.at - performance.now());
   }

@@ -131,7 +131,9 @@ describe("circuit breaker", () => {
     });
     await gate.call("t", {});
     runs = 0;
-    expect(await gate.call("t", {})).toMatchObject({ ok: false, code: "RETRYABLE", meta: { attempts: 1 } }); // this failure opens t's circuit
+    const opened = await gate.call("t", {}); // this failure opens t's circuit
+    expect(opened).toMatchObject({ ok: false, code: "RETRYABLE", meta: { attempts: 1 } });
+    expect(opened.ok ? 0 : (opened.retryAfterMs ?? 0)).toBeGreaterThan(59_000); // told when the breaker lets a call through
     expect(runs).toBe(1);
     expect(events).toEqual(["t#1", "t#1"]);
     runs = 0;

@@ -129,6 +129,25 @@ describe("a deadline queue across a switch of the timer functions (fake timers i
     expect(r).toMatchObject({ ok: false, code: "RETRYABLE", message: expect.stringMatching(/timed out/) });
   });
 
+  it("a deadline armed before the timer functions were swapped still fires when its own timer does", async () => {
+    const realSet = globalThis.setTimeout;
+    const fired: string[] = [];
+    scheduleDeadline(555, { onDeadline: () => void fired.push("A") }); // real timers
+    // Timer functions that never fire, as fake timers nobody advances; a second deadline re-arms on them.
+    const g = globalThis as unknown as { setTimeout: unknown; clearTimeout: unknown };
+    const [set, clear] = [g.setTimeout, g.clearTimeout];
+    g.setTimeout = () => ({ unref() {}, ref() {} });
+    g.clearTimeout = () => undefined;
+    try {
+      scheduleDeadline(555, { onDeadline: () => void fired.push("B") });
+    } finally {
+      g.setTimeout = set;
+      g.clearTimeout = clear;
+    }
+    await new Promise((r) => realSet(r, 800));
+    expect(fired).toEqual(["A", "B"]); // both passed by the time the first (real) timer fired
+  });
+
   it("armed under real timers, then fake ones: advancing the fake clock times the call out", async () => {
     expect((await gateWith(444).call("t", { hang: false })).ok).toBe(true); // a real timer, 444 ms away
     vi.useFakeTimers();

@@ -121,6 +121,36 @@ describe("sqliteLedger under another process's lock", () => {
     }
   });
 
+  it("a relative ledger path is not taken for a moved file after process.chdir", async () => {
+    const { mkdirSync } = await import("node:fs");
+    const cwd = process.cwd();
+    mkdirSync(join(dir, "rel"), { recursive: true });
+    process.chdir(join(dir, "rel"));
+    let ledger: ReturnType<typeof sqliteLedger> | undefined;
+    try {
+      ledger = sqliteLedger({ path: "ledger.db" });
+    } finally {
+      process.chdir(cwd);
+    }
+    const pay = payTool(async (i) => ({ paymentId: "p", orderId: i.orderId }));
+    expect((await createGate({ tools: [pay], ledger }).call("pay", { orderId: "o1", amountCents: 5 }, { idempotencyKey: "k1" })).ok).toBe(true);
+    await ledger.close();
+  });
+
+  it("close() while a write waits for another process's lock: the write is rejected as closed, at once", async () => {
+    const path = join(dir, "close-busy.db");
+    const ledger = sqliteLedger({ path, busyTimeoutMs: 5_000 });
+    const { released } = await lockFor(path, 1_500);
+    const claim = ledger.claim({ id: "e1", owner: "o", callId: "c1", tool: "pay", version: "1", principal: null, fingerprint: "f", leaseMs: 1_000, takeover: false });
+    const outcome = claim.then(() => "claimed", (e: unknown) => (e as Error).message);
+    await new Promise((r) => setTimeout(r, 60)); // the claim found the file locked and waits
+    const t0 = performance.now();
+    await ledger.close();
+    expect(await outcome).toBe("sqliteLedger: the ledger is closed");
+    expect(performance.now() - t0).toBeLessThan(500);
+    await released;
+  });
+
   // Root writes whatever a file's mode says: as root the file is opened by an unprivileged user (setpriv, util-linux).
   const asRoot = process.getuid?.() === 0;
   const noSetpriv = asRoot && spawnSync("setpriv", ["--version"]).status !== 0;

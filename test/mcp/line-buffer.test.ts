@@ -93,6 +93,19 @@ describe("the stdio line reader on long and deep lines (client side and server s
     expect(performance.now() - t0).toBeLessThan(3_000); // quadratic: about 10 s here; linear: well under 1 s
   });
 
+  it("80,000 chunks of 16 bytes before the newline: the held chunks are walked once, not once per chunk", () => {
+    const r = serverReader(40 * 1024 * 1024);
+    const chunk = Buffer.alloc(16, 0x20);
+    const t0 = performance.now();
+    for (let i = 0; i < 80_000; i++) {
+      r.append(chunk);
+      expect(r.readMessage()).toBeNull();
+    }
+    r.append(Buffer.from(line(8)));
+    expect(r.readMessage()).toEqual({ jsonrpc: "2.0", id: 8, result: {} });
+    expect(performance.now() - t0).toBeLessThan(2_000); // walking every held chunk per read: about 6 s here
+  });
+
   it("a line nested deeper than MAX_MESSAGE_DEPTH is refused before it is parsed; the next line is read", () => {
     const r = serverReader(40 * 1024 * 1024);
     const deep = "[".repeat(2_000_000) + "]".repeat(2_000_000);

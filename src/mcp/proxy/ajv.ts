@@ -115,8 +115,7 @@ const CODES: Record<string, string> = {
   oneOf: "invalid_union",
 };
 
-/** A Standard Schema issue with the zod-style `code` toolgate reports. */
-/** A Standard Schema issue with the validator's code (Ajv's keyword). */
+/** A Standard Schema issue with the zod-style `code` toolgate reports (mapped from Ajv's keyword). */
 export type CodedIssue = StandardSchemaV1.Issue & { readonly code: string };
 
 /** Ajv errors -> Standard Schema issues (paths as segments; values never echoed). */

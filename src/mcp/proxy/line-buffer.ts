@@ -57,8 +57,9 @@ export class TooDeepError extends SyntaxError {
 class LineBuffer implements Reader {
   #parts: Buffer[] = [];
   #size = 0;
-  /** Leading bytes of the held parts already searched: no newline in them. */
-  #searched = 0;
+  /** Leading parts already searched (no newline in them), and their bytes: a search goes on from there. */
+  #searchedParts = 0;
+  #searchedBytes = 0;
   readonly #max: number;
   readonly #lane: boolean;
 
@@ -79,24 +80,23 @@ class LineBuffer implements Reader {
   /** The next line's bytes (without its newline), or undefined while none is complete. */
   #nextLine(): Buffer | undefined {
     const parts = this.#parts;
-    let start = 0; // offset of parts[p] in the held bytes
-    for (let p = 0; p < parts.length; p++) {
+    let start = this.#searchedBytes; // offset of parts[p] in the held bytes
+    for (let p = this.#searchedParts; p < parts.length; p++) {
       const part = parts[p]!;
-      const end = start + part.length;
-      if (end > this.#searched) {
-        const at = part.indexOf(10, Math.max(0, this.#searched - start));
-        if (at !== -1) {
-          const head = p === 0 ? part.subarray(0, at) : Buffer.concat([...parts.slice(0, p), part.subarray(0, at)]);
-          const rest = part.subarray(at + 1);
-          this.#parts = rest.length > 0 ? [rest, ...parts.slice(p + 1)] : parts.slice(p + 1);
-          this.#size -= start + at + 1;
-          this.#searched = 0;
-          return head;
-        }
+      const at = part.indexOf(10);
+      if (at !== -1) {
+        const head = p === 0 ? part.subarray(0, at) : Buffer.concat([...parts.slice(0, p), part.subarray(0, at)]);
+        const rest = part.subarray(at + 1);
+        this.#parts = rest.length > 0 ? [rest, ...parts.slice(p + 1)] : parts.slice(p + 1);
+        this.#size -= start + at + 1;
+        this.#searchedParts = 0;
+        this.#searchedBytes = 0;
+        return head;
       }
-      start = end;
+      start += part.length;
     }
-    this.#searched = this.#size;
+    this.#searchedParts = parts.length;
+    this.#searchedBytes = start;
     return undefined;
   }
 
@@ -118,7 +118,8 @@ class LineBuffer implements Reader {
   clear(): void {
     this.#parts = [];
     this.#size = 0;
-    this.#searched = 0;
+    this.#searchedParts = 0;
+    this.#searchedBytes = 0;
   }
 }
 
