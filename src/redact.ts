@@ -50,11 +50,11 @@ export const DEFAULT_SECRET_PATTERNS: readonly RegExp[] = Object.freeze([
   /\bAKIA[0-9A-Z]{16}\b/g, // AWS access key id
   /\bAIza[0-9A-Za-z_-]{35}\b/g, // Google API key
   /\bBearer\s+[A-Za-z0-9._~+/-]{8,}=*/gi, // bearer tokens
-  // JWT, with whatever token characters run before it ("session=a-eyJ…" goes whole). One start per
-  // run of token characters, whose prefix stops at the run's first "eyJ": with `\b`, "-eyJ" repeated
-  // started a scan to the end at every "eyJ", each failing there (quadratic: 64 KB took 2 s, 1 MiB
-  // minutes). Linear now: no start lies inside another's run, and a failing start backs off in O(1) steps.
-  /(?<![A-Za-z0-9_-])(?:(?!eyJ)[A-Za-z0-9_-])*eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g,
+  // JWT: from the first "eyJ" of a run of token characters ("session=a-eyJ…" keeps "a-"). With `\b`,
+  // "-eyJ" repeated started a scan to the end at every "eyJ", each failing there (quadratic: 64 KB
+  // took 2 s, 1 MiB minutes). Now an "eyJ" goes on only when no other stands between it and the
+  // start of its run (the lookbehind reads back to the previous "eyJ" at most): one scan per run.
+  /eyJ(?<=(?<![A-Za-z0-9_-])(?:(?!eyJ)[A-Za-z0-9_-])*eyJ)[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g,
   /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)/g,
   // key=value, key: value, "key":"value": a secret's name (SECRET_NAME), then the value: a quoted
   // one up to its closing quote on the line (spaces included: "correct horse battery staple"; the

