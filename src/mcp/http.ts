@@ -48,6 +48,8 @@ export function checkHttpOptions(options: HttpOptions): void {
   if (!Number.isInteger(port) || port < 0 || port > 65535) bad("port must be an integer from 0 to 65535");
   if (typeof path !== "string" || !path.startsWith("/")) bad('path must start with "/"');
   if (!Number.isInteger(maxBody) || maxBody < 1) bad("maxBodyBytes must be a positive integer");
+  const inFlight = options.maxBodyBytesInFlight ?? Math.max(64 * 1024 * 1024, maxBody);
+  if (!Number.isInteger(inFlight) || inFlight < maxBody) bad("maxBodyBytesInFlight must be an integer of at least maxBodyBytes");
   if (!Number.isInteger(maxSessions) || maxSessions < 1) bad("maxSessions must be a positive integer");
   if (!Number.isInteger(idleMs) || idleMs < 1) bad("sessionIdleMs must be a positive integer (ms)");
   if (options.token !== undefined && (typeof options.token !== "string" || options.token.length < 16)) {
@@ -122,6 +124,12 @@ export interface HttpOptions {
   readonly allowedHosts?: readonly string[];
   /** Largest accepted request body, bytes. Default 4 MiB. */
   readonly maxBodyBytes?: number;
+  /**
+   * Most bytes of request bodies held at once, all requests together (at least `maxBodyBytes`); a
+   * body that would go past it gets 503. Bodies that arrive slowly (each within `maxBodyBytes` and
+   * the 60 s request timeout) cannot pile up without bound. Default 64 MiB.
+   */
+  readonly maxBodyBytesInFlight?: number;
   /** Most concurrent sessions; a new one beyond it gets 503. Default 1,000. */
   readonly maxSessions?: number;
   /** A session without any request for this long is closed, ms. Default 1,800,000 (30 min). */
@@ -150,7 +158,7 @@ function bad(message: string): never {
   throw new ToolgateConfigError("E_MCP_HTTP", `serveHttp: ${message}`);
 }
 
-const HTTP_KEYS = optionNames<HttpOptions>()(["host", "port", "allowNonLoopback", "path", "token", "allowedOrigins", "allowedHosts", "maxBodyBytes", "maxSessions", "sessionIdleMs"]);
+const HTTP_KEYS = optionNames<HttpOptions>()(["host", "port", "allowNonLoopback", "path", "token", "allowedOrigins", "allowedHosts", "maxBodyBytes", "maxBodyBytesInFlight", "maxSessions", "sessionIdleMs"]);
 
 function digest(s: string): Buffer {
   return createHash("sha256").update(s).digest();
@@ -168,7 +176,13 @@ function deny(res: ServerResponse, status: number, message: string, headers: Rec
 
 type BodyResult = { ok: true; value: unknown } | { ok: false; status: number; message: string; code?: number };
 
-function readBody(req: IncomingMessage, max: number): Promise<BodyResult> {
+/** The bytes of request bodies a server holds, all requests together, against its budget. */
+interface BodyBudget {
+  held: number;
+  readonly max: number;
+}
+
+function readBody(req: IncomingMessage, max: number, budget: BodyBudget): Promise<BodyResult> {
   return new Promise((resolve) => {
     const declared = Number(req.headers["content-length"]);
     if (Number.isFinite(declared) && declared > max) {
@@ -178,23 +192,39 @@ function readBody(req: IncomingMessage, max: number): Promise<BodyResult> {
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
+    /** Give this request's bytes back to the budget, once, however the request ends. */
+    const release = (): void => {
+      budget.held -= size;
+      size = 0;
+    };
+    req.once("close", release);
     req.on("data", (c: Buffer) => {
       if (done) return;
-      size += c.length;
-      if (size > max) {
+      if (size + c.length > max) {
         done = true;
+        release();
         resolve({ ok: false, status: 413, message: "Request body too large" });
         return;
       }
+      if (budget.held + c.length > budget.max) {
+        done = true;
+        release();
+        resolve({ ok: false, status: 503, message: "Server busy: too many request bodies in flight; try again later" });
+        return;
+      }
+      size += c.length;
+      budget.held += c.length;
       chunks.push(c);
     });
     req.on("error", () => {
       if (!done) resolve({ ok: false, status: 400, message: "Request body could not be read" });
       done = true;
+      release();
     });
     req.on("end", () => {
       if (done) return;
       done = true;
+      release();
       try {
         const text = Buffer.concat(chunks).toString("utf8");
         // Parsing a body nested millions deep costs seconds; scanning it is linear (./json-depth.ts).
@@ -229,6 +259,7 @@ export async function serveHttp(factory: () => Server, options: HttpOptions = {}
   const port = options.port ?? 0;
   const path = options.path ?? "/mcp";
   const maxBody = options.maxBodyBytes ?? 4 * 1024 * 1024;
+  const budget: BodyBudget = { held: 0, max: options.maxBodyBytesInFlight ?? Math.max(64 * 1024 * 1024, maxBody) };
   const maxSessions = options.maxSessions ?? 1_000;
   const tokenDigest = options.token === undefined ? undefined : digest(options.token);
   const idleMs = options.sessionIdleMs ?? 30 * 60_000;
@@ -268,7 +299,7 @@ export async function serveHttp(factory: () => Server, options: HttpOptions = {}
     const sid = req.headers["mcp-session-id"];
     const sessionId = Array.isArray(sid) ? sid[0] : sid;
     if (req.method === "POST") {
-      const body = await readBody(req, maxBody);
+      const body = await readBody(req, maxBody, budget);
       if (!body.ok) return deny(res, body.status, body.message, {}, body.code);
       if (sessionId !== undefined) {
         const s = sessions.get(sessionId);
