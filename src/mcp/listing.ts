@@ -6,6 +6,7 @@
 import { mapSubschemas, type ToolListing } from "../json-schema.js";
 import { ToolgateConfigError } from "../errors.js";
 import { TOOL_META_KEY } from "./result.js";
+import { isRecord } from "./_record.js";
 
 /** One tool as `tools/list` advertises it. */
 export interface McpTool {
@@ -70,8 +71,8 @@ const CLIENT_FORMATS = new Set([
  * warning) is left out too; the `pattern` beside it stays.
  */
 function readableByClients(node: unknown): unknown {
-  if (typeof node !== "object" || node === null || Array.isArray(node)) return node;
-  const out = mapSubschemas(node as Record<string, unknown>, readableByClients);
+  if (!isRecord(node)) return node;
+  const out = mapSubschemas(node, readableByClients);
   if (Array.isArray(out.prefixItems) && "items" in out) {
     if (out.items === false) {
       const n = out.prefixItems.length;

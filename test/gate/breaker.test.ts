@@ -46,6 +46,22 @@ function scripted(name = "t") {
   return { tool, running };
 }
 
+/** A read that always throws what `fail` makes, counting its runs in `runs.n`. */
+function failingRead(name: string, runs: { n: number }, fail: () => Error) {
+  return defineTool({
+    name,
+    version: "1",
+    description: "d",
+    input: z.object({}),
+    output: z.object({ ok: z.boolean() }),
+    effect: "read",
+    execute: () => {
+      runs.n++;
+      throw fail();
+    },
+  });
+}
+
 describe("circuit breaker", () => {
   it("waits on a monotonic clock: a step of the wall clock back does not hold the circuit open", async () => {
     vi.useFakeTimers();
@@ -100,27 +116,14 @@ describe("circuit breaker", () => {
   });
 
   it("a retry the breaker would refuse is not made: no backoff announced or waited, and its budget token is kept", async () => {
-    let runs = 0;
+    const runs = { n: 0 };
     let first = true;
-    const make = (name: string, fail: () => Error) =>
-      defineTool({
-        name,
-        version: "1",
-        description: "d",
-        input: z.object({}),
-        output: z.object({ ok: z.boolean() }),
-        effect: "read",
-        execute: () => {
-          runs++;
-          throw fail();
-        },
-      });
-    const t = make("t", () => {
+    const t = failingRead("t", runs, () => {
       if (!first) return transient("down");
       first = false;
       return new Error("unclassified"); // permanent, and counted against the service
     });
-    const u = make("u", () => transient("down"));
+    const u = failingRead("u", runs, () => transient("down"));
     const events: string[] = [];
     const gate = createGate({
       tools: [t, u],
@@ -130,40 +133,28 @@ describe("circuit breaker", () => {
       onAttempt: (e) => void events.push(`${e.tool}#${e.attempt}${e.backoffMs === undefined ? "" : ` wait ${e.backoffMs}`}`),
     });
     await gate.call("t", {});
-    runs = 0;
+    runs.n = 0;
     const opened = await gate.call("t", {}); // this failure opens t's circuit
     expect(opened).toMatchObject({ ok: false, code: "RETRYABLE", meta: { attempts: 1 } });
     expect(opened.ok ? 0 : (opened.retryAfterMs ?? 0)).toBeGreaterThan(59_000); // told when the breaker lets a call through
-    expect(runs).toBe(1);
+    expect(runs.n).toBe(1);
     expect(events).toEqual(["t#1", "t#1"]);
-    runs = 0;
+    runs.n = 0;
     expect(await gate.call("u", {})).toMatchObject({ ok: false, code: "RETRYABLE", meta: { attempts: 2 } }); // u's circuit is closed: it gets the token
-    expect(runs).toBe(2);
+    expect(runs.n).toBe(2);
   });
 
   it("a retry cancelled in its wait gives its budget token back", async () => {
-    let runs = 0;
-    const make = (name: string) =>
-      defineTool({
-        name,
-        version: "1",
-        description: "d",
-        input: z.object({}),
-        output: z.object({ ok: z.boolean() }),
-        effect: "read",
-        execute: () => {
-          runs++;
-          throw transient("down");
-        },
-      });
+    const runs = { n: 0 };
+    const make = (name: string) => failingRead(name, runs, () => transient("down"));
     const gate = createGate({ tools: [make("a"), make("b")], breaker: false, retry: { attempts: 2, baseMs: 200, capMs: 200, budget: { ratio: 0, reserve: 1 } }, random: () => 0.9 });
     const ac = new AbortController();
     const cancelled = gate.call("a", {}, { signal: ac.signal });
     await sleep(20); // a failed once and waits for its retry
     ac.abort();
     expect(await cancelled).toMatchObject({ ok: false, code: "FAILED", meta: { attempts: 1 } });
-    runs = 0;
+    runs.n = 0;
     expect((await gate.call("b", {})).meta.attempts).toBe(2);
-    expect(runs).toBe(2);
+    expect(runs.n).toBe(2);
   });
 });

@@ -148,10 +148,7 @@ export function isPlainResultAnswer(v: unknown): v is JSONRPCMessage {
  * @example installLineBuffer(new StdioClientTransport({ command: "node", args: ["server.js"] }), 16 * 1024 * 1024);
  */
 export function installLineBuffer(transport: object, maxBytes: number): boolean {
-  const t = transport as { _readBuffer?: unknown };
-  if (!(t._readBuffer instanceof ReadBuffer)) return false;
-  t._readBuffer = new LineBuffer(maxBytes, true);
-  return true;
+  return install(transport, maxBytes, true);
 }
 
 /**
@@ -160,8 +157,13 @@ export function installLineBuffer(transport: object, maxBytes: number): boolean 
  * deeper than {@link MAX_MESSAGE_DEPTH} is refused before it is parsed. Returns whether it did.
  */
 export function installServerLineBuffer(transport: object, maxBytes: number): boolean {
+  return install(transport, maxBytes, false);
+}
+
+/** Replace the SDK's reader on a transport's private `_readBuffer` field, when it has that reader. */
+function install(transport: object, maxBytes: number, lane: boolean): boolean {
   const t = transport as { _readBuffer?: unknown };
   if (!(t._readBuffer instanceof ReadBuffer)) return false;
-  t._readBuffer = new LineBuffer(maxBytes, false);
+  t._readBuffer = new LineBuffer(maxBytes, lane);
   return true;
 }

@@ -8,6 +8,7 @@
 import { ToolgateConfigError } from "../../errors.js";
 import { checkKnownKeys, optionNames } from "../../known-keys.js";
 import { parseProxyConfig, type ProxyConfig } from "./config.js";
+import { isRecord } from "../_record.js";
 import type { ProxyOptions } from "./proxy.js";
 
 const PROXY_KEYS = optionNames<ProxyOptions>()([
@@ -29,10 +30,6 @@ const HTTP_KEYS = ["kind", "url", "headers"] as const;
 
 function bad(message: string): never {
   throw new ToolgateConfigError("E_PROXY_CONFIG", `createProxy: ${message}`);
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 function stringRecord(v: unknown, name: string): void {
