@@ -12,6 +12,7 @@ import { resolveGate, type CallRequest, type GateOptions, type ResolvedGate } fr
 import { hardenParsed, hardenValue, parseText, type Hardened } from "./harden.js";
 import { splitMeta, type SplitMeta } from "./meta.js";
 import { NO } from "./fast-path.js";
+import { notJsonData } from "./json-data.js";
 import { toSafeIssues, issue } from "./issues.js";
 import { cancelledBefore, executeWithPolicy, failureFor, firstAttemptEnded, type AttemptEvent, type ExecEnv, type ExecOutcome, type Execution, type ToolRuntime } from "./execute.js";
 import type { AttemptResult, CallScope } from "./attempt.js";
@@ -518,8 +519,18 @@ function verify(g: ResolvedGate, rt: ToolRuntime, input: unknown, value: unknown
   const fast = fastRefused || rt.fastOutput === undefined ? NO : rt.fastOutput(value);
   if (fast !== NO) return tool.check === undefined ? { ok: true, data: fast } : judged(g, tool, input, value, { value: fast });
   const out = validate(tool.output, value);
-  if (isPromiseLike(out)) return out.then((o) => judged(g, tool, input, value, o));
-  return judged(g, tool, input, value, out);
+  if (isPromiseLike(out)) return out.then((o) => judged(g, tool, input, value, asJsonData(o)));
+  return judged(g, tool, input, value, asJsonData(out));
+}
+
+/**
+ * A validated output that JSON cannot carry whole (a cycle, a bigint, a Map…; src/json-data.ts)
+ * fails as the schema's own refusal would: the agent only ever receives JSON.
+ */
+function asJsonData(o: StandardSchemaV1.Result<unknown> | "threw"): StandardSchemaV1.Result<unknown> | "threw" {
+  if (o === "threw" || o.issues !== undefined) return o;
+  const notJson = notJsonData(o.value);
+  return notJson === undefined ? o : { issues: [notJson] };
 }
 
 function judged(g: ResolvedGate, tool: AnyTool, input: unknown, value: unknown, out: StandardSchemaV1.Result<unknown> | "threw"): Done | Promise<Done> {

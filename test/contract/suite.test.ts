@@ -89,6 +89,12 @@ describe("contractProperties catch what they claim to", () => {
     expect(r.ok).toBe(false);
     expect(r.message).toContain("output the schema refuses was answered ok");
   });
+
+  it("the output property passes a schema whose accepted value JSON cannot carry: the gate's INVALID_OUTPUT is the expected answer", async () => {
+    const tool = defineTool({ name: "maps", version: "1", description: "d", effect: "read", input: z.object({}), output: z.any().transform(() => new Map()), execute: () => null });
+    const r = await run(tool, "INVALID_OUTPUT");
+    expect(r).toMatchObject({ ok: true, message: "" });
+  });
 });
 
 describe("contract suite and checks: bad arguments are refused before anything runs", () => {

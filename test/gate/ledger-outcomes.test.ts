@@ -255,17 +255,32 @@ describe("the gate and its ledger", () => {
     expect(runs).toBe(1);
   });
 
-  it("a write whose output JSON cannot hold (a bigint) still answers; the store's failure goes to onHookError", async () => {
-    const hooks: string[] = [];
+  it("a write whose output has no JSON form (a bigint) is INVALID_OUTPUT with its effect applied, and a retry replays that answer", async () => {
+    let runs = 0;
     const tool = defineTool({
       ...base,
       name: "big",
       output: z.object({ id: z.string(), n: z.bigint() }),
-      execute: () => ({ id: "x", n: 10n }),
+      execute: () => (runs++, { id: "x", n: 10n }),
     });
+    const gate = createGate({ tools: [tool], ledger: memoryLedger() });
+    const failed = { ok: false, code: "INVALID_OUTPUT", effect: "applied", retryable: false, issues: [{ path: "n", code: "non_json" }] };
+    expect(await gate.call("big", { amount: 1 }, { idempotencyKey: "k" })).toMatchObject(failed);
+    expect(await gate.call("big", { amount: 1 }, { idempotencyKey: "k" })).toMatchObject({ ...failed, meta: { replayed: true } });
+    expect(runs).toBe(1);
+  });
+
+  it("a write whose data the ledger then fails to serialize (an unstable toJSON) still answers; the store's failure goes to onHookError", async () => {
+    const hooks: string[] = [];
+    let reads = 0;
+    const unreadable = (): never => {
+      throw new Error("gone");
+    };
+    const unstable = { toJSON: () => (++reads > 1 ? unreadable() : "10") }; // checked once, throws when the ledger writes it
+    const tool = defineTool({ ...base, name: "big", output: z.object({ id: z.string(), n: z.any() }), execute: () => ({ id: "x", n: unstable }) });
     const gate = createGate({ tools: [tool], ledger: memoryLedger(), onHookError: (h) => void hooks.push(h) });
     const r = await gate.call("big", { amount: 1 }, { idempotencyKey: "k" });
-    expect(r).toMatchObject({ ok: true, data: { id: "x", n: 10n } });
+    expect(r).toMatchObject({ ok: true, data: { id: "x", n: unstable } });
     expect(hooks).toEqual(["ledger"]);
   });
 

@@ -319,22 +319,27 @@ export function ledgerContract(store: string, make: MakeLedger): void {
       expect(bank.applied).toHaveLength(1);
     });
 
-    it("a result the ledger cannot store (a bigint) still settles the claim: applied, and retries answer FAILED/applied, never 'still running'", async () => {
+    it("a result the ledger cannot store (a toJSON that throws once the gate has checked it) still settles the claim: applied, and retries answer FAILED/applied, never 'still running'", async () => {
       const { ledger } = await setup();
       let runs = 0;
+      let reads = 0;
       const errors: unknown[] = [];
+      const unreadable = (): never => {
+        throw new Error("gone");
+      };
+      const unstable = { toJSON: () => (++reads > 1 ? unreadable() : "10") };
       const big = defineTool({
         name: "big",
         version: "1",
-        description: "returns a bigint",
+        description: "returns data whose JSON form breaks after the check",
         input: z.object({}),
-        output: z.object({ n: z.bigint() }),
+        output: z.object({ n: z.any() }),
         effect: "write",
-        execute: () => (runs++, { n: 10n }),
+        execute: () => (runs++, { n: unstable }),
       });
       const gate = createGate({ tools: [big], ledger, onHookError: (_h, e) => void errors.push(e) });
       const first = await gate.call("big", {}, { idempotencyKey: "b" });
-      expect(first).toMatchObject({ ok: true, data: { n: 10n } });
+      expect(first).toMatchObject({ ok: true, data: { n: unstable } });
       const retry = await gate.call("big", {}, { idempotencyKey: "b" });
       expect(retry).toMatchObject({ ok: false, code: "FAILED", effect: "applied", retryable: false, message: expect.stringContaining("could not be stored") });
       expect(runs).toBe(1);
