@@ -6,14 +6,11 @@
  */
 import { toJsonSchema, type JsonSchema, type JsonSchemaTarget } from "./standard.js";
 import type { AnyTool } from "./tool.js";
+import { isRecord } from "./_record.js";
 
 const CHILD_MAPS = ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"] as const;
 const CHILD_ONE = ["items", "additionalItems", "contains", "not", "if", "then", "else", "propertyNames", "unevaluatedItems", "additionalProperties"] as const;
 const CHILD_LISTS = ["anyOf", "oneOf", "allOf", "prefixItems"] as const;
-
-function isObj(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 /**
  * A shallow copy of the schema `node` with `f` applied to each of its direct subschemas, told the
@@ -24,11 +21,11 @@ export function mapSubschemas(node: Record<string, unknown>, f: (child: unknown,
   const out: Record<string, unknown> = { ...node };
   for (const k of CHILD_MAPS) {
     const m = out[k];
-    if (isObj(m)) out[k] = Object.fromEntries(Object.entries(m).map(([key, v]) => [key, f(v, k)]));
+    if (isRecord(m)) out[k] = Object.fromEntries(Object.entries(m).map(([key, v]) => [key, f(v, k)]));
   }
   for (const k of CHILD_ONE) {
     const v = out[k];
-    if (isObj(v)) out[k] = f(v, k);
+    if (isRecord(v)) out[k] = f(v, k);
     else if (Array.isArray(v)) out[k] = v.map((n) => f(n, k));
   }
   for (const k of CHILD_LISTS) {
@@ -49,9 +46,9 @@ export function closeObjects(schema: JsonSchema): JsonSchema {
 }
 
 function close(node: unknown, inAllOf: boolean): unknown {
-  if (!isObj(node)) return node;
+  if (!isRecord(node)) return node;
   const out = mapSubschemas(node, (child, keyword) => close(child, keyword === "allOf"));
-  const isObjectType = out.type === "object" || (Array.isArray(out.type) && out.type.includes("object")) || isObj(out.properties);
+  const isObjectType = out.type === "object" || (Array.isArray(out.type) && out.type.includes("object")) || isRecord(out.properties);
   const open = !inAllOf && !("additionalProperties" in out) && !("unevaluatedProperties" in out) && !("patternProperties" in out);
   // An intersection: its branches stay open, and the node itself refuses what no branch declares.
   if (Array.isArray(out.allOf) && open) out.unevaluatedProperties = false;

@@ -4,11 +4,10 @@
  * @module
  */
 import type { JsonSchema } from "../standard.js";
+import { isRecord } from "../_record.js";
 
-/** True for a plain JSON object (not an array, not null). */
-export function isObj(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
+/** True for a plain JSON object (not an array, not null): the modules' one check, for the contract files. */
+export { isRecord };
 
 /** A JSON-safe deep copy (schemas and payloads are JSON). */
 export function clone<T>(v: T): T {
@@ -30,10 +29,10 @@ export function resolveRef(root: JsonSchema, ref: string): JsonSchema | undefine
   let cur: unknown = root;
   for (const raw of ref.slice(2).split("/")) {
     const key = decodeURIComponent(raw).replace(/~1/g, "/").replace(/~0/g, "~");
-    if (!isObj(cur) && !Array.isArray(cur)) return undefined;
+    if (!isRecord(cur) && !Array.isArray(cur)) return undefined;
     cur = (cur as Record<string, unknown>)[key];
   }
-  return isObj(cur) ? cur : undefined;
+  return isRecord(cur) ? cur : undefined;
 }
 
 /** Follow `$ref` chains (bounded); returns the schema itself when it has no local ref. */
@@ -50,7 +49,7 @@ export function deref(root: JsonSchema, s: JsonSchema): JsonSchema {
 /** True when the schema (statically) accepts `null`: `type` has null, `{}`, a null const/enum, a null branch. */
 export function acceptsNull(root: JsonSchema, node: unknown, depth = 0): boolean {
   if (node === true) return true;
-  if (!isObj(node) || depth > 32) return false;
+  if (!isRecord(node) || depth > 32) return false;
   const s = deref(root, node);
   if ("const" in s) return s.const === null;
   if (Array.isArray(s.enum)) return s.enum.includes(null);
@@ -73,7 +72,7 @@ export function requiredOf(s: JsonSchema): Set<string> {
 
 /** True when the node describes objects (by `type` or by having `properties`). */
 export function isObjectSchema(s: JsonSchema): boolean {
-  return typesOf(s).includes("object") || isObj(s.properties);
+  return typesOf(s).includes("object") || isRecord(s.properties);
 }
 
 /** Join path segments the way issues do: `a.b.0`, `""` for the root. */

@@ -4,7 +4,7 @@
  * @module
  */
 import type { JsonSchema } from "../standard.js";
-import { deref, isObj, isObjectSchema, requiredOf, typesOf } from "./_schema.js";
+import { deref, isRecord, isObjectSchema, requiredOf, typesOf } from "./_schema.js";
 
 /** What {@link toAnthropicInputSchema} returns. */
 export interface AnthropicInputSchema {
@@ -28,7 +28,7 @@ export function toAnthropicInputSchema(inputSchema: JsonSchema): AnthropicInputS
   const schema: JsonSchema = { ...inputSchema };
   const present = UNIONS.filter((k) => Array.isArray(schema[k]));
   if (present.length > 0) {
-    const branches = present.flatMap((k) => (schema[k] as unknown[]).map((b) => (isObj(b) ? deref(inputSchema, b) : undefined)));
+    const branches = present.flatMap((k) => (schema[k] as unknown[]).map((b) => (isRecord(b) ? deref(inputSchema, b) : undefined)));
     if (branches.every((b): b is JsonSchema => b !== undefined && isObjectSchema(b))) {
       const all = present.includes("allOf") && present.length === 1;
       Object.assign(schema, flatten(branches, all));
@@ -52,7 +52,7 @@ export function toAnthropicInputSchema(inputSchema: JsonSchema): AnthropicInputS
 function flatten(branches: JsonSchema[], intersection: boolean): JsonSchema {
   const properties: Record<string, unknown> = {};
   for (const b of branches) {
-    for (const [k, v] of Object.entries(isObj(b.properties) ? b.properties : {})) {
+    for (const [k, v] of Object.entries(isRecord(b.properties) ? b.properties : {})) {
       const prev = properties[k];
       properties[k] = prev === undefined || JSON.stringify(prev) === JSON.stringify(v) ? v : { anyOf: [prev, v] };
     }

@@ -7,7 +7,7 @@
  */
 import fc from "fast-check";
 import type { JsonSchema } from "../standard.js";
-import { deref, isObj, requiredOf, typesOf } from "./_schema.js";
+import { deref, isRecord, requiredOf, typesOf } from "./_schema.js";
 
 /** Options of {@link arbitraryFor}. */
 export interface ArbitraryOptions {
@@ -40,7 +40,7 @@ export function arbitraryFor(root: JsonSchema, options: ArbitraryOptions = {}): 
 
 function arb(node: unknown, ctx: Ctx, depth: number): fc.Arbitrary<unknown> {
   if (node === true || node === undefined) return SMALL_JSON;
-  if (node === false || !isObj(node)) return fc.constant(null);
+  if (node === false || !isRecord(node)) return fc.constant(null);
   if (depth > ctx.maxDepth + 4) return fc.constant(minimal(node, ctx, 0));
   const s = deref(ctx.root, node);
   if (s !== node && typeof node.$ref === "string") {
@@ -55,16 +55,16 @@ function arb(node: unknown, ctx: Ctx, depth: number): fc.Arbitrary<unknown> {
     const rest = { ...s };
     delete rest.anyOf;
     delete rest.oneOf;
-    return fc.oneof(...union.map((b) => arb(isObj(b) ? merge(rest, deref(ctx.root, b)) : b, ctx, depth + 1)));
+    return fc.oneof(...union.map((b) => arb(isRecord(b) ? merge(rest, deref(ctx.root, b)) : b, ctx, depth + 1)));
   }
   if (Array.isArray(s.allOf) && s.allOf.length > 0) {
     const rest = { ...s };
     delete rest.allOf;
-    return arb(s.allOf.reduce<JsonSchema>((acc, b) => (isObj(b) ? merge(acc, deref(ctx.root, b)) : acc), rest), ctx, depth + 1);
+    return arb(s.allOf.reduce<JsonSchema>((acc, b) => (isRecord(b) ? merge(acc, deref(ctx.root, b)) : acc), rest), ctx, depth + 1);
   }
   let types = typesOf(s);
   if (types.length === 0) {
-    if (isObj(s.properties) || isObj(s.additionalProperties)) types = ["object"];
+    if (isRecord(s.properties) || isRecord(s.additionalProperties)) types = ["object"];
     else if ("items" in s || "prefixItems" in s) types = ["array"];
     else if (typeof s.minLength === "number" || typeof s.pattern === "string" || typeof s.format === "string") types = ["string"];
     else if (typeof s.minimum === "number" || typeof s.maximum === "number") types = ["number"];
@@ -76,7 +76,7 @@ function arb(node: unknown, ctx: Ctx, depth: number): fc.Arbitrary<unknown> {
 /** Merge two schemas for generation: properties and required are combined, other keys overwritten. */
 function merge(a: JsonSchema, b: JsonSchema): JsonSchema {
   const out: JsonSchema = { ...a, ...b };
-  if (isObj(a.properties) || isObj(b.properties)) out.properties = { ...(isObj(a.properties) ? a.properties : {}), ...(isObj(b.properties) ? b.properties : {}) };
+  if (isRecord(a.properties) || isRecord(b.properties)) out.properties = { ...(isRecord(a.properties) ? a.properties : {}), ...(isRecord(b.properties) ? b.properties : {}) };
   const req = new Set([...requiredOf(a), ...requiredOf(b)]);
   if (req.size > 0) out.required = [...req];
   return out;
@@ -211,7 +211,7 @@ function arrays(s: JsonSchema, ctx: Ctx, depth: number): fc.Arbitrary<unknown> {
 }
 
 function objects(s: JsonSchema, ctx: Ctx, depth: number): fc.Arbitrary<unknown> {
-  const props = isObj(s.properties) ? s.properties : {};
+  const props = isRecord(s.properties) ? s.properties : {};
   const required = requiredOf(s);
   const keys = Object.keys(props).filter((k) => !ctx.reserved.has(k) || required.has(k));
   const model: Record<string, fc.Arbitrary<unknown>> = {};
@@ -222,8 +222,8 @@ function objects(s: JsonSchema, ctx: Ctx, depth: number): fc.Arbitrary<unknown> 
   const shownModel = Object.fromEntries(shown.map((k) => [k, model[k] as fc.Arbitrary<unknown>]));
   const base = fc.record(shownModel, { requiredKeys });
   const extra = s.additionalProperties;
-  if (!isObj(extra) || deep) return base;
-  const names = isObj(s.propertyNames) ? keyArb(s.propertyNames, ctx) : fc.string({ minLength: 1, maxLength: 6 });
+  if (!isRecord(extra) || deep) return base;
+  const names = isRecord(s.propertyNames) ? keyArb(s.propertyNames, ctx) : fc.string({ minLength: 1, maxLength: 6 });
   const entries = fc.array(fc.tuple(names, arb(extra, ctx, depth + 1)), { maxLength: 3 });
   const free = (k: string) => !ctx.reserved.has(k) && !Object.hasOwn(props, k);
   return fc.tuple(base, entries).map(([a, more]) => ({ ...Object.fromEntries(more.filter(([k]) => free(k))), ...(a as object) }));
@@ -235,13 +235,13 @@ function keyArb(s: JsonSchema, ctx: Ctx): fc.Arbitrary<string> {
 
 /** The smallest value a schema probably accepts: required fields only, minimum lengths. */
 export function minimal(node: unknown, ctx: { readonly root: JsonSchema }, depth: number): unknown {
-  if (!isObj(node) || depth > 8) return null;
+  if (!isRecord(node) || depth > 8) return null;
   const s = deref(ctx.root, node);
   if ("const" in s) return s.const;
   if (Array.isArray(s.enum) && s.enum.length > 0) return s.enum[0];
   const branch = Array.isArray(s.anyOf) ? s.anyOf[0] : Array.isArray(s.oneOf) ? s.oneOf[0] : undefined;
   if (branch !== undefined) return minimal(branch, ctx, depth + 1);
-  const t = typesOf(s)[0] ?? (isObj(s.properties) ? "object" : undefined);
+  const t = typesOf(s)[0] ?? (isRecord(s.properties) ? "object" : undefined);
   switch (t) {
     case "string":
       return "a".repeat(num(s.minLength) ?? 0);
@@ -253,7 +253,7 @@ export function minimal(node: unknown, ctx: { readonly root: JsonSchema }, depth
     case "array":
       return Array.from({ length: num(s.minItems) ?? 0 }, () => minimal(s.items, ctx, depth + 1));
     case "object": {
-      const props = isObj(s.properties) ? s.properties : {};
+      const props = isRecord(s.properties) ? s.properties : {};
       return Object.fromEntries([...requiredOf(s)].map((k) => [k, minimal(props[k], ctx, depth + 1)]));
     }
     default:

@@ -9,7 +9,7 @@
 import type { JsonSchema } from "../standard.js";
 import { parseSnapshot, type ContractSnapshot } from "./snapshot.js";
 import { ToolgateConfigError } from "../errors.js";
-import { deref, isObj, requiredOf, resolveRef, typesOf } from "./_schema.js";
+import { deref, isRecord, requiredOf, resolveRef, typesOf } from "./_schema.js";
 
 /** What changed. */
 export type ChangeKind =
@@ -165,7 +165,7 @@ function resolved(root: JsonSchema, node: JsonSchema): JsonSchema {
 
 function typeSet(s: JsonSchema): Set<string> | undefined {
   const t = typesOf(s);
-  if (t.length === 0) return isObj(s.properties) ? new Set(["object"]) : undefined;
+  if (t.length === 0) return isRecord(s.properties) ? new Set(["object"]) : undefined;
   return new Set(t);
 }
 
@@ -234,7 +234,7 @@ const EXACT = ["pattern", "format", "multipleOf", "uniqueItems"] as const;
 
 function compare(c: Ctx, oldNode: unknown, newNode: unknown, path: string, depth: number): void {
   if (depth > 32 || identical(c, oldNode, newNode)) return;
-  if (!isObj(oldNode) || !isObj(newNode)) {
+  if (!isRecord(oldNode) || !isRecord(newNode)) {
     if (oldNode === false || newNode === true) change(c, path, "schema_changed", newNode === false, "schema changed from true/false");
     else change(c, path, "schema_changed", true, "schema replaced");
     return;
@@ -315,8 +315,8 @@ function compareResolved(c: Ctx, o: JsonSchema, n: JsonSchema, path: string, dep
 }
 
 function compareObjects(c: Ctx, o: JsonSchema, n: JsonSchema, path: string, depth: number): void {
-  const po = isObj(o.properties) ? o.properties : undefined;
-  const pn = isObj(n.properties) ? n.properties : undefined;
+  const po = isRecord(o.properties) ? o.properties : undefined;
+  const pn = isRecord(n.properties) ? n.properties : undefined;
   if (po === undefined && pn === undefined && o.additionalProperties === undefined && n.additionalProperties === undefined) return;
   const ro = requiredOf(o);
   const rn = requiredOf(n);
@@ -341,7 +341,7 @@ function compareObjects(c: Ctx, o: JsonSchema, n: JsonSchema, path: string, dept
   const an = n.additionalProperties;
   if (ao !== false && an === false) change(c, path, "closed", true, "no longer accepts extra keys");
   else if (ao === false && an !== false) change(c, path, "opened", false, "now accepts extra keys");
-  else if (isObj(ao) && isObj(an)) compare(c, ao, an, join(path, "*"), depth + 1);
+  else if (isRecord(ao) && isRecord(an)) compare(c, ao, an, join(path, "*"), depth + 1);
 }
 
 function compareArrays(c: Ctx, o: JsonSchema, n: JsonSchema, path: string, depth: number): void {
@@ -362,12 +362,12 @@ function compareUnions(c: Ctx, bo: unknown[], bn: unknown[], path: string, depth
   // guard), so it is computed once: nested unions would otherwise compare the same pairs again
   // and again.
   const verdict = (a: unknown, b: unknown): { readonly changed: boolean; readonly breaking: boolean } => {
-    const memo = isObj(a) && isObj(b) ? c.branchMemo.get(a)?.get(b) : undefined;
+    const memo = isRecord(a) && isRecord(b) ? c.branchMemo.get(a)?.get(b) : undefined;
     if (memo !== undefined) return memo;
     const probe: Ctx = { ...c, out: [], seen: new Set(), uses: new Map() };
     compare(probe, a, b, path, depth + 1);
     const v = { changed: probe.out.length > 0, breaking: probe.out.some((x) => x.breaking) };
-    if (isObj(a) && isObj(b)) {
+    if (isRecord(a) && isRecord(b)) {
       let inner = c.branchMemo.get(a);
       if (inner === undefined) c.branchMemo.set(a, (inner = new WeakMap()));
       inner.set(b, v);

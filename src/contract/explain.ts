@@ -7,7 +7,7 @@ import type { JsonSchema } from "../standard.js";
 import type { Mutation } from "./mutate.js";
 import type { TargetContract } from "./targets.js";
 import type { RuntimeVerdict, Verdict } from "./verdict.js";
-import { deref, isObj } from "./_schema.js";
+import { deref, isRecord } from "./_schema.js";
 
 const HARDEN_CODES = new Set(["too_large", "too_deep", "forbidden_key", "duplicate_key", "lone_surrogate", "non_finite", "unsafe_integer", "non_json", "non_plain_object", "invalid_json", "invalid_meta"]);
 
@@ -20,14 +20,14 @@ export function normalizePath(path: string): string {
 function declared(root: JsonSchema, parentPath: string[], key: string): boolean {
   let cur: unknown = root;
   for (const seg of parentPath) {
-    if (!isObj(cur)) return false;
+    if (!isRecord(cur)) return false;
     const s = deref(root, cur);
-    cur = /^\d+$/.test(seg) ? s.items : isObj(s.properties) ? s.properties[seg] : undefined;
+    cur = /^\d+$/.test(seg) ? s.items : isRecord(s.properties) ? s.properties[seg] : undefined;
   }
-  if (!isObj(cur)) return false;
+  if (!isRecord(cur)) return false;
   const s = deref(root, cur);
-  const branches = [s, ...(Array.isArray(s.anyOf) ? s.anyOf : []), ...(Array.isArray(s.oneOf) ? s.oneOf : [])].filter(isObj).map((b) => deref(root, b));
-  return branches.some((b) => isObj(b.properties) && Object.hasOwn(b.properties, key));
+  const branches = [s, ...(Array.isArray(s.anyOf) ? s.anyOf : []), ...(Array.isArray(s.oneOf) ? s.oneOf : [])].filter(isRecord).map((b) => deref(root, b));
+  return branches.some((b) => isRecord(b.properties) && Object.hasOwn(b.properties, key));
 }
 
 /** The value at a dotted path of a payload. */

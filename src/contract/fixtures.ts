@@ -9,7 +9,7 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { TOOL_ERROR_CODES, type ToolErrorCode } from "../result.js";
 import type { AnyTool } from "../tool.js";
-import { isObj } from "./_schema.js";
+import { isRecord } from "./_schema.js";
 import { isContractTarget, targetContract, type ContractTarget } from "./targets.js";
 import { runtimeProbe, type RuntimeProbe } from "./verdict.js";
 
@@ -53,7 +53,7 @@ export interface FixturesReport {
 }
 
 function parseFixture(v: unknown): Fixture | string {
-  if (!isObj(v)) return "a fixture must be an object";
+  if (!isRecord(v)) return "a fixture must be an object";
   if (typeof v.tool !== "string" || v.tool.length === 0) return '"tool" must be a tool name';
   if (!("args" in v)) return '"args" is required (JSON text or a JSON value)';
   if (v.expect !== "ok" && !(TOOL_ERROR_CODES as readonly unknown[]).includes(v.expect)) return `"expect" must be "ok" or one of ${TOOL_ERROR_CODES.join(", ")}`;

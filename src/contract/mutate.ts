@@ -5,7 +5,7 @@
  * @module
  */
 import type { JsonSchema } from "../standard.js";
-import { deref, isObj, typesOf } from "./_schema.js";
+import { deref, isRecord, typesOf } from "./_schema.js";
 
 /** The kinds of mutation, as named in reports. */
 export type MutationKind = "missing" | "extra" | "null" | "wrong_type" | "boundary" | "enum_neighbour";
@@ -43,10 +43,10 @@ function childSchemas(root: JsonSchema, schemas: readonly JsonSchema[], seg: str
     if (typeof seg === "number") {
       const prefix = Array.isArray(s.prefixItems) ? s.prefixItems : Array.isArray(s.items) ? s.items : undefined;
       const sub = prefix !== undefined && seg < prefix.length ? prefix[seg] : prefix !== undefined ? (Array.isArray(s.items) ? s.additionalItems : s.items) : s.items;
-      if (isObj(sub)) out.push(...expand(root, sub));
+      if (isRecord(sub)) out.push(...expand(root, sub));
     } else {
-      const sub = isObj(s.properties) && Object.hasOwn(s.properties, seg) ? s.properties[seg] : s.additionalProperties;
-      if (isObj(sub)) out.push(...expand(root, sub));
+      const sub = isRecord(s.properties) && Object.hasOwn(s.properties, seg) ? s.properties[seg] : s.additionalProperties;
+      if (isRecord(sub)) out.push(...expand(root, sub));
     }
   }
   return out;
@@ -59,7 +59,7 @@ function expand(root: JsonSchema, s: JsonSchema, depth = 0): JsonSchema[] {
   const out = [d];
   for (const k of ["anyOf", "oneOf", "allOf"] as const) {
     const list = d[k];
-    if (Array.isArray(list)) for (const b of list) if (isObj(b)) out.push(...expand(root, b, depth + 1));
+    if (Array.isArray(list)) for (const b of list) if (isRecord(b)) out.push(...expand(root, b, depth + 1));
   }
   return out;
 }
@@ -91,7 +91,7 @@ function visit(root: JsonSchema, schemas: JsonSchema[], v: unknown, at: (string 
   enumNeighbours(schemas, v, here, out);
   if (Array.isArray(v)) {
     v.forEach((item, i) => visit(root, childSchemas(root, schemas, i), item, [...at, i], out, depth + 1));
-  } else if (isObj(v)) {
+  } else if (isRecord(v)) {
     if (!Object.hasOwn(v, EXTRA_KEY)) out.push({ kind: "extra", at: [...at, EXTRA_KEY], value: "x", label: `extra key \`${show([...at, EXTRA_KEY])}\`` });
     for (const k of Object.keys(v)) {
       out.push({ kind: "missing", at: [...at, k], label: `\`${show([...at, k])}\` missing` });

@@ -7,7 +7,7 @@
  */
 import type { JsonSchema } from "../standard.js";
 import { compileLimits, hardenText } from "../harden.js";
-import { acceptsNull, deref, isObj, isObjectSchema, requiredOf, typesOf } from "./_schema.js";
+import { acceptsNull, deref, isRecord, isObjectSchema, requiredOf, typesOf } from "./_schema.js";
 
 /** What {@link toOpenAIStrict} returns. */
 export interface OpenAIStrictSchema {
@@ -69,7 +69,7 @@ export function toOpenAIStrict(inputSchema: JsonSchema): OpenAIStrictSchema {
   const schema = strictNode(inputSchema, "", ctx, 0) as JsonSchema;
   for (const defsKey of ["$defs", "definitions"] as const) {
     const defs = inputSchema[defsKey];
-    if (isObj(defs)) {
+    if (isRecord(defs)) {
       schema[defsKey] = Object.fromEntries(Object.entries(defs).map(([k, v]) => [k, strictNode(v, `${defsKey}.${k}`, ctx, 1)]));
     }
   }
@@ -80,11 +80,11 @@ export function toOpenAIStrict(inputSchema: JsonSchema): OpenAIStrictSchema {
 }
 
 function strictNode(node: unknown, path: string, ctx: Ctx, depth: number): unknown {
-  if (node === true || (isObj(node) && Object.keys(node).every((k) => (DROPPED_ANNOTATIONS as readonly string[]).includes(k) || k === "description" || k === "title"))) {
+  if (node === true || (isRecord(node) && Object.keys(node).every((k) => (DROPPED_ANNOTATIONS as readonly string[]).includes(k) || k === "description" || k === "title"))) {
     ctx.problems.push(`${where(path)}: accepts any value; strict mode needs a type there`);
-    return isObj(node) ? dropAnnotations(node) : {};
+    return isRecord(node) ? dropAnnotations(node) : {};
   }
-  if (!isObj(node) || depth > 64) return node;
+  if (!isRecord(node) || depth > 64) return node;
   const s = dropAnnotations(node);
   delete s.$defs;
   delete s.definitions;
@@ -120,7 +120,7 @@ function strictNode(node: unknown, path: string, ctx: Ctx, depth: number): unkno
 }
 
 function strictObject(s: JsonSchema, path: string, ctx: Ctx, depth: number): void {
-  const props = isObj(s.properties) ? s.properties : {};
+  const props = isRecord(s.properties) ? s.properties : {};
   const required = requiredOf(s);
   const out: Record<string, unknown> = {};
   for (const [key, sub] of Object.entries(props)) {
@@ -148,7 +148,7 @@ function strictObject(s: JsonSchema, path: string, ctx: Ctx, depth: number): voi
 
 /** Make a (strict-mapped) schema accept null as well. */
 export function makeNullable(node: unknown): unknown {
-  if (!isObj(node)) return node;
+  if (!isRecord(node)) return node;
   if (typeof node.$ref === "string" || "const" in node) return { anyOf: [node, { type: "null" }] };
   if (Array.isArray(node.anyOf)) return { ...node, anyOf: [...node.anyOf, { type: "null" }] };
   const types = typesOf(node);
@@ -166,13 +166,13 @@ function dropAnnotations(node: Record<string, unknown>): Record<string, unknown>
 
 /** True when every branch is an object with one shared property holding distinct constants. */
 function discriminated(root: JsonSchema, branches: unknown[]): boolean {
-  const objs = branches.map((b) => (isObj(b) ? deref(root, b) : undefined));
-  if (objs.some((b) => b === undefined || !isObj(b.properties))) return false;
+  const objs = branches.map((b) => (isRecord(b) ? deref(root, b) : undefined));
+  if (objs.some((b) => b === undefined || !isRecord(b.properties))) return false;
   const first = objs[0]?.properties as Record<string, unknown>;
   return Object.keys(first).some((key) => {
     const consts = objs.map((b) => {
       const p = (b?.properties as Record<string, unknown>)[key];
-      return isObj(p) && "const" in p && requiredOf(b as JsonSchema).has(key) ? JSON.stringify(p.const) : undefined;
+      return isRecord(p) && "const" in p && requiredOf(b as JsonSchema).has(key) ? JSON.stringify(p.const) : undefined;
     });
     return consts.every((c) => c !== undefined) && new Set(consts).size === consts.length;
   });
@@ -180,16 +180,16 @@ function discriminated(root: JsonSchema, branches: unknown[]): boolean {
 
 /** Merge an `allOf` of object schemas into the node; anything else is removed and reported. */
 function mergeAllOf(s: JsonSchema, path: string, ctx: Ctx): void {
-  const parts = (s.allOf as unknown[]).map((b) => (isObj(b) ? deref(ctx.root, b) : undefined));
+  const parts = (s.allOf as unknown[]).map((b) => (isRecord(b) ? deref(ctx.root, b) : undefined));
   delete s.allOf;
   if (parts.some((p) => p === undefined || !isObjectSchema(p))) {
     ctx.problems.push(`${where(path)}: \`allOf\` removed (strict mode has no intersections); the runtime still enforces it`);
     return;
   }
-  const props: Record<string, unknown> = isObj(s.properties) ? { ...s.properties } : {};
+  const props: Record<string, unknown> = isRecord(s.properties) ? { ...s.properties } : {};
   const req = requiredOf(s);
   for (const p of parts as JsonSchema[]) {
-    Object.assign(props, isObj(p.properties) ? p.properties : {});
+    Object.assign(props, isRecord(p.properties) ? p.properties : {});
     for (const r of requiredOf(p)) req.add(r);
   }
   s.type = "object";
@@ -226,7 +226,7 @@ export function fromOpenAIStrictArgs(args: unknown, inputSchema: JsonSchema): un
 }
 
 function mapNode(v: unknown, node: unknown, root: JsonSchema, depth: number): unknown {
-  if (depth > 64 || !isObj(node) || v === null || typeof v !== "object") return v;
+  if (depth > 64 || !isRecord(node) || v === null || typeof v !== "object") return v;
   const s = deref(root, node);
   if (Array.isArray(v)) {
     const prefix = Array.isArray(s.prefixItems) ? s.prefixItems : [];
@@ -244,7 +244,7 @@ function mapNode(v: unknown, node: unknown, root: JsonSchema, depth: number): un
   for (const key of Object.keys(obj)) {
     const val = obj[key];
     if (val === null) {
-      const drop = candidates.every((c) => isObj(c.properties) && Object.hasOwn(c.properties, key) && !requiredOf(c).has(key) && !acceptsNull(root, c.properties[key]));
+      const drop = candidates.every((c) => isRecord(c.properties) && Object.hasOwn(c.properties, key) && !requiredOf(c).has(key) && !acceptsNull(root, c.properties[key]));
       if (drop) {
         out ??= { ...obj };
         delete out[key];
@@ -262,19 +262,19 @@ function mapNode(v: unknown, node: unknown, root: JsonSchema, depth: number): un
 /** The object schemas a value may be checked against: the node itself, or the union branches it can match. */
 function objectCandidates(v: Record<string, unknown>, s: JsonSchema, root: JsonSchema): JsonSchema[] {
   const own: JsonSchema[] = [];
-  if (isObj(s.properties) || isObj(s.additionalProperties)) own.push(s);
+  if (isRecord(s.properties) || isRecord(s.additionalProperties)) own.push(s);
   if (Array.isArray(s.allOf)) {
     const merged: JsonSchema = { properties: {}, required: [] };
     for (const b of s.allOf) {
-      if (!isObj(b)) continue;
+      if (!isRecord(b)) continue;
       const d = deref(root, b);
-      Object.assign(merged.properties as object, isObj(d.properties) ? d.properties : {});
+      Object.assign(merged.properties as object, isRecord(d.properties) ? d.properties : {});
       (merged.required as string[]).push(...requiredOf(d));
     }
     own.push(merged);
   }
   const branches = [...(Array.isArray(s.anyOf) ? s.anyOf : []), ...(Array.isArray(s.oneOf) ? s.oneOf : [])]
-    .filter(isObj)
+    .filter(isRecord)
     .map((b) => deref(root, b))
     .filter((b) => isObjectSchema(b) && constsMatch(v, b));
   if (own.length > 0) return own;
@@ -283,15 +283,15 @@ function objectCandidates(v: Record<string, unknown>, s: JsonSchema, root: JsonS
 
 /** False when the branch pins a property to a constant the value does not carry. */
 function constsMatch(v: Record<string, unknown>, b: JsonSchema): boolean {
-  if (!isObj(b.properties)) return true;
+  if (!isRecord(b.properties)) return true;
   for (const [k, p] of Object.entries(b.properties)) {
-    if (isObj(p) && "const" in p && Object.hasOwn(v, k) && JSON.stringify(v[k]) !== JSON.stringify(p.const)) return false;
+    if (isRecord(p) && "const" in p && Object.hasOwn(v, k) && JSON.stringify(v[k]) !== JSON.stringify(p.const)) return false;
   }
   return true;
 }
 
 function childSchema(candidates: JsonSchema[], key: string): unknown {
-  const subs = candidates.map((c) => (isObj(c.properties) && Object.hasOwn(c.properties, key) ? c.properties[key] : isObj(c.additionalProperties) ? c.additionalProperties : undefined));
+  const subs = candidates.map((c) => (isRecord(c.properties) && Object.hasOwn(c.properties, key) ? c.properties[key] : isRecord(c.additionalProperties) ? c.additionalProperties : undefined));
   const defined = subs.filter((x) => x !== undefined);
   if (defined.length === 0) return undefined;
   const first = JSON.stringify(defined[0]);

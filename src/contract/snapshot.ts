@@ -5,7 +5,7 @@
  */
 import type { JsonSchema } from "../standard.js";
 import type { ToolListing } from "../json-schema.js";
-import { isObj } from "./_schema.js";
+import { isRecord } from "./_schema.js";
 import { ToolgateConfigError } from "../errors.js";
 
 /** One tool's advertised contract (MCP, JSON Schema 2020-12). */
@@ -30,7 +30,7 @@ export interface ContractSnapshot {
  * writeFileSync("contracts.json", JSON.stringify(snapshotOf(gate.list()), null, 2) + "\n");
  */
 export function snapshotOf(listings: readonly ToolListing[]): ContractSnapshot {
-  if (!Array.isArray(listings) || !listings.every((l) => isObj(l) && typeof l.name === "string" && isObj(l.inputSchema))) {
+  if (!Array.isArray(listings) || !listings.every((l) => isRecord(l) && typeof l.name === "string" && isRecord(l.inputSchema))) {
     throw new ToolgateConfigError("E_CHECK_OPTIONS", "snapshotOf: the argument must be a gate's listings (gate.list())");
   }
   const tools: Record<string, ToolContract> = {};
@@ -53,14 +53,14 @@ export function snapshotOf(listings: readonly ToolListing[]): ContractSnapshot {
  * if (!parsed.ok) throw new Error(parsed.reason);
  */
 export function parseSnapshot(v: unknown): { ok: true; snapshot: ContractSnapshot } | { ok: false; reason: string } {
-  if (!isObj(v) || v.format !== "toolgate-contracts") return { ok: false, reason: 'not a toolgate contracts snapshot (expected "format": "toolgate-contracts")' };
+  if (!isRecord(v) || v.format !== "toolgate-contracts") return { ok: false, reason: 'not a toolgate contracts snapshot (expected "format": "toolgate-contracts")' };
   if (v.version !== 1) return { ok: false, reason: `unsupported snapshot version ${JSON.stringify(v.version)} (this toolgate reads version 1)` };
-  if (!isObj(v.tools)) return { ok: false, reason: '"tools" must be an object keyed by tool name' };
+  if (!isRecord(v.tools)) return { ok: false, reason: '"tools" must be an object keyed by tool name' };
   for (const [name, t] of Object.entries(v.tools)) {
-    if (!isObj(t) || typeof t.version !== "string" || !isObj(t.inputSchema)) {
+    if (!isRecord(t) || typeof t.version !== "string" || !isRecord(t.inputSchema)) {
       return { ok: false, reason: `tool ${JSON.stringify(name)}: expected { version: string, inputSchema: object, … }` };
     }
-    if (t.outputSchema !== undefined && !isObj(t.outputSchema)) return { ok: false, reason: `tool ${JSON.stringify(name)}: outputSchema must be an object` };
+    if (t.outputSchema !== undefined && !isRecord(t.outputSchema)) return { ok: false, reason: `tool ${JSON.stringify(name)}: outputSchema must be an object` };
   }
   return { ok: true, snapshot: v as unknown as ContractSnapshot };
 }

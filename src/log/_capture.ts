@@ -5,6 +5,7 @@
  * @module
  */
 import type { ToolListing } from "../json-schema.js";
+import { isRecord } from "../_record.js";
 import { _isSecretKeyName, truncate, type Redactor } from "../redact.js";
 
 /** What to record besides the call's decision. Default: nothing. */
@@ -41,10 +42,6 @@ function redactThenCut(text: string, redact: Redactor, max: number): string {
   return truncate(redact(text.length > REDACT_WINDOW ? text.slice(0, REDACT_WINDOW) : text), max);
 }
 
-function isObj(v: unknown): v is JsonObject {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
 /**
  * A schema node marks its value secret through metadata: `secret`, `x-secret`, `writeOnly` or `format: "password"`.
  * @example isSecretSchema(z.string().meta({ secret: true })["~standard"].jsonSchema.input({ target: "draft-2020-12" })) // true
@@ -55,7 +52,7 @@ export function isSecretSchema(s: JsonObject): boolean {
 
 /** Resolve `$ref` (local pointers only) and flatten `allOf`/`anyOf`/`oneOf`: every schema that may apply. */
 function expand(s: unknown, root: JsonObject, out: JsonObject[], seen: Set<unknown>): void {
-  if (!isObj(s) || seen.has(s) || out.length > 64) return;
+  if (!isRecord(s) || seen.has(s) || out.length > 64) return;
   seen.add(s);
   out.push(s);
   if (typeof s.$ref === "string") expand(resolveRef(s.$ref, root), root, out, seen);
@@ -71,7 +68,7 @@ function resolveRef(ref: string, root: JsonObject): unknown {
   let cur: unknown = root;
   for (const raw of ref.slice(2).split("/")) {
     const seg = raw.replace(/~1/g, "/").replace(/~0/g, "~");
-    if (!isObj(cur) || !Object.hasOwn(cur, seg)) return undefined;
+    if (!isRecord(cur) || !Object.hasOwn(cur, seg)) return undefined;
     cur = cur[seg];
   }
   return cur;
@@ -81,16 +78,16 @@ function childrenForKey(schemas: readonly JsonObject[], key: string): JsonObject
   const out: JsonObject[] = [];
   for (const s of schemas) {
     const props = s.properties;
-    if (isObj(props) && Object.hasOwn(props, key) && isObj(props[key])) {
+    if (isRecord(props) && Object.hasOwn(props, key) && isRecord(props[key])) {
       out.push(props[key]);
       continue;
     }
     const pattern = s.patternProperties;
     let matched = false;
-    if (isObj(pattern)) {
+    if (isRecord(pattern)) {
       for (const [re, sub] of Object.entries(pattern)) {
         try {
-          if (isObj(sub) && new RegExp(re, "u").test(key)) {
+          if (isRecord(sub) && new RegExp(re, "u").test(key)) {
             out.push(sub);
             matched = true;
           }
@@ -99,7 +96,7 @@ function childrenForKey(schemas: readonly JsonObject[], key: string): JsonObject
         }
       }
     }
-    if (!matched && isObj(s.additionalProperties)) out.push(s.additionalProperties);
+    if (!matched && isRecord(s.additionalProperties)) out.push(s.additionalProperties);
   }
   return out;
 }
@@ -108,8 +105,8 @@ function childrenForIndex(schemas: readonly JsonObject[], i: number): JsonObject
   const out: JsonObject[] = [];
   for (const s of schemas) {
     const prefix = s.prefixItems;
-    if (Array.isArray(prefix) && i < prefix.length && isObj(prefix[i])) out.push(prefix[i] as JsonObject);
-    else if (isObj(s.items)) out.push(s.items);
+    if (Array.isArray(prefix) && i < prefix.length && isRecord(prefix[i])) out.push(prefix[i] as JsonObject);
+    else if (isRecord(s.items)) out.push(s.items);
   }
   return out;
 }
@@ -177,7 +174,7 @@ function walk(v: unknown, direct: readonly JsonObject[], st: Walk, depth: number
  */
 export function captureValue(value: unknown, schema: unknown, redact: Redactor, maxLength: number, skipTopKey?: string): string {
   try {
-    const root = isObj(schema) ? schema : undefined;
+    const root = isRecord(schema) ? schema : undefined;
     const redacted = walk(value, root === undefined ? [] : [root], { root, redact, nodes: 0 }, 0, skipTopKey);
     return truncate(JSON.stringify(redacted) ?? "null", maxLength);
   } catch {
@@ -210,7 +207,7 @@ export function captureResult(data: unknown, listing: ToolListing | undefined, r
  * @example maskSecretFields({ card: "4242", n: 1 }, { properties: { card: { type: "string", secret: true } } }) // { card: "[REDACTED]", n: 1 }
  */
 export function maskSecretFields(value: unknown, schema: unknown): unknown {
-  const root = isObj(schema) ? schema : undefined;
+  const root = isRecord(schema) ? schema : undefined;
   return root === undefined ? value : mask(value, [root], root);
 }
 
@@ -220,7 +217,7 @@ function mask(v: unknown, direct: readonly JsonObject[], root: JsonObject): unkn
   for (const s of direct) expand(s, root, schemas, new Set());
   if (schemas.some(isSecretSchema)) return v === null ? null : SECRET_PLACEHOLDER; // a null holds no secret
   if (Array.isArray(v)) return v.map((item, i) => mask(item, childrenForIndex(schemas, i), root));
-  if (!isObj(v)) return v;
+  if (!isRecord(v)) return v;
   const out: JsonObject = {};
   for (const key of Object.keys(v)) {
     Object.defineProperty(out, key, { value: mask(v[key], childrenForKey(schemas, key), root), enumerable: true, writable: true, configurable: true });

@@ -26,7 +26,7 @@ import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, McpError, type JSONRPCMessage, type MessageExtraInfo, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
-import { isRecord } from "./_record.js";
+import { isRecord } from "../_record.js";
 
 /** What a call's answer knows of its request, besides `params`. */
 export interface CallRequestInfo {

@@ -6,7 +6,7 @@
 import { mapSubschemas, type ToolListing } from "../json-schema.js";
 import { ToolgateConfigError } from "../errors.js";
 import { TOOL_META_KEY } from "./result.js";
-import { isRecord } from "./_record.js";
+import { isRecord } from "../_record.js";
 
 /** One tool as `tools/list` advertises it. */
 export interface McpTool {

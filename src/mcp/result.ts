@@ -6,7 +6,7 @@
  */
 import type { CallMeta, ToolFailure, ToolResult, ToolSuccess } from "../result.js";
 import { TOOL_ERROR_CODES } from "../result.js";
-import { isRecord } from "./_record.js";
+import { isRecord } from "../_record.js";
 
 /** `_meta` key that carries the whole failure envelope of a failed call. */
 export const RESULT_META_KEY = "toolgate/result";

@@ -17,7 +17,7 @@ import { checkKnownKeys, optionNames } from "../known-keys.js";
 import { IDEMPOTENCY_META_KEY, RESULT_META_KEY, toCallToolResult, type McpToolResult } from "./result.js";
 import { toMcpTool, type McpTool } from "./listing.js";
 import { LaneServer, ProtocolError, errorOf, type CallAnswer } from "./call-lane.js";
-import { isRecord } from "./_record.js";
+import { isRecord } from "../_record.js";
 import { _recordRefusal } from "../refusal.js";
 
 /** What {@link McpServerOptions.principal} sees about the request. */

@@ -14,7 +14,7 @@
  */
 import { ReadBuffer } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import { JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
-import { isRecord } from "../_record.js";
+import { isRecord } from "../../_record.js";
 import { zodSummary } from "./error-text.js";
 import { MAX_MESSAGE_DEPTH, nestsWithin } from "../json-depth.js";
 

@@ -8,7 +8,7 @@
 import { ToolgateConfigError } from "../../errors.js";
 import { checkKnownKeys, optionNames } from "../../known-keys.js";
 import { parseProxyConfig, type ProxyConfig } from "./config.js";
-import { isRecord } from "../_record.js";
+import { isRecord } from "../../_record.js";
 import type { ProxyOptions } from "./proxy.js";
 
 const PROXY_KEYS = optionNames<ProxyOptions>()([

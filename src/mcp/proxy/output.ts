@@ -7,7 +7,7 @@
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { CallToolResultSchema, type Tool as SdkTool } from "@modelcontextprotocol/sdk/types.js";
 import { ajvStandardSchema, type AjvCompilers, type AjvStandardSchema } from "./ajv.js";
-import { isRecord } from "../_record.js";
+import { isRecord } from "../../_record.js";
 
 type Selected = { ok: true; part: unknown; prefix?: readonly string[] } | { ok: false; issue: StandardSchemaV1.Issue };
 

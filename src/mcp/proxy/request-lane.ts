@@ -18,7 +18,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode } from "@modelcontextprotocol/sdk/types.js";
 import type { AbortSource } from "../../attempt.js";
 import { MAX_TIMER_MS, scheduleDeadline, type DeadlineHandle } from "../../policy/deadline.js";
-import { isRecord } from "../_record.js";
+import { isRecord } from "../../_record.js";
 import { UpstreamError } from "./upstream-error.js";
 import { InvalidAnswerError, LANE_ID_PREFIX } from "./line-buffer.js";
 

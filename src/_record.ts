@@ -1,5 +1,5 @@
 /**
- * @internal The object check the MCP modules share: a JSON object (not null, not an array).
+ * @internal The object check the modules share: a JSON object (not null, not an array).
  * @module
  */
 
