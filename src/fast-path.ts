@@ -365,6 +365,8 @@ function genObject(e: Emit, node: Node, v: string, depth: number): string {
       // read the default as zod does, once per parse (a function default runs each time)
       const d = fresh(e, "d");
       L.push(`const ${d} = ${konst(e, absent.def)}.defaultValue;`, `if (${d} !== null && (typeof ${d} === "object" || typeof ${d} === "function")) return NO;`);
+      // An output's data is JSON (src/json-data.ts): a default JSON cannot carry is the schema path's to refuse.
+      if (!e.input) L.push(`if (typeof ${d} === "bigint" || typeof ${d} === "symbol" || (typeof ${d} === "number" && !Number.isFinite(${d}))) return NO;`);
       L.push(absent.ifUndefined === "omit" ? `if (${d} !== undefined) ${r} = ${d};` : `${r} = ${d};`);
     }
     L.push(`} else {`, f === undefined ? `${c}++;` : `if (!${f}) return NO; ${c}++;`);

@@ -430,7 +430,8 @@ function replayedAs(call: Call, rt: ToolRuntime, done: Done, signal: AbortSignal
 
 /**
  * Another version's stored output as today's schema gives it (its defaults filled in, keys it
- * strips dropped), or NO when it refuses it — or when parsing it once more changes it: a transform
+ * strips dropped), or NO when it refuses it, when what it gives has no JSON form, or when parsing
+ * it once more changes it: a transform
  * that is not idempotent (`n => n * 2`) would run a second time on data it already made. Each parse
  * is bounded as a fresh call's output check is: the tool's timeout, and the caller's cancel.
  */
@@ -445,6 +446,7 @@ async function underTodaysContract(schema: StandardSchemaV1, stored: unknown, si
   const twice = await parse(once.value);
   if (twice === CANCELLED || twice === TIMED_OUT) return twice;
   if (twice === "threw" || twice.issues !== undefined) return NO;
+  if (notJsonData(once.value) !== undefined) return NO; // what a fresh call would refuse (src/json-data.ts)
   try {
     return JSON.stringify(twice.value) === JSON.stringify(once.value) ? once.value : NO;
   } catch {

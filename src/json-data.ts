@@ -7,7 +7,8 @@
  *
  * The walk follows `JSON.stringify`: a value's `toJSON` is called with its key first (a Date, a
  * Buffer, a decimal or an id class answer their JSON form), `undefined` object values are absent,
- * and a class instance is its own enumerable properties. The compiled output check
+ * and a class instance is its own enumerable properties; any other built-in (a Map, a Blob, fetch's
+ * Headers…) keeps its content where JSON cannot see it, and is refused. The compiled output check
  * (src/fast-path.ts) only builds plain data and is not walked.
  * @module
  */
@@ -33,15 +34,15 @@ class Stop {
 
 /**
  * The first place where `value` has no faithful JSON form, or undefined when JSON carries it
- * whole. `undefined` itself is fine at the root (a tool with no data). Never throws.
+ * whole. No data at all is fine at the root (a tool that returns nothing). Never throws.
  * @example
  * notJsonData({ id: 10n }); // { code: "non_json", path: ["id"], message: "A bigint has no JSON form" }
  */
 export function notJsonData(value: unknown): NotJsonIssue | undefined {
-  if (value === undefined) return undefined;
   let stop: Stop | undefined;
   try {
-    stop = walk(value, "", new Set(), 0);
+    const form = jsonForm(value, "");
+    stop = form instanceof Stop ? form : form === undefined ? undefined : walk(form, new Set(), 0);
   } catch {
     stop = new Stop("non_json", "Value could not be read"); // never: each read is guarded
   }
@@ -49,17 +50,19 @@ export function notJsonData(value: unknown): NotJsonIssue | undefined {
   return { code: stop.code, message: stop.message, path: stop.path.reverse() };
 }
 
-function walk(raw: unknown, key: string, ancestors: Set<object>, depth: number): Stop | undefined {
-  let v = raw;
-  if ((typeof v === "object" && v !== null) || typeof v === "bigint") {
-    let toJSON: unknown;
-    try {
-      toJSON = (v as { toJSON?: unknown }).toJSON;
-      if (typeof toJSON === "function") v = (toJSON as (key: string) => unknown).call(v, key);
-    } catch {
-      return new Stop("non_json", "Value could not be turned into JSON (its toJSON or a getter threw)");
-    }
+/** What JSON writes for `v` under `key`: its `toJSON(key)` answer when it has one (a Date's ISO string), else itself. */
+function jsonForm(v: unknown, key: string): unknown {
+  if ((typeof v !== "object" || v === null) && typeof v !== "bigint") return v;
+  try {
+    const toJSON = (v as { toJSON?: unknown }).toJSON;
+    return typeof toJSON === "function" ? (toJSON as (key: string) => unknown).call(v, key) : v;
+  } catch {
+    return new Stop("non_json", "Value could not be turned into JSON (its toJSON or a getter threw)");
   }
+}
+
+/** `v`: a value's JSON form, never undefined (the caller decides what an absent value means where it stands). */
+function walk(v: unknown, ancestors: Set<object>, depth: number): Stop | undefined {
   switch (typeof v) {
     case "string":
     case "boolean":
@@ -67,10 +70,7 @@ function walk(raw: unknown, key: string, ancestors: Set<object>, depth: number):
     case "number":
       return Number.isFinite(v) ? undefined : new Stop("non_finite", "Number must be finite: JSON has no NaN or Infinity");
     case "object":
-      if (v === null) return undefined;
-      return walkObject(v, ancestors, depth);
-    case "undefined":
-      return new Stop("non_json", "undefined has no JSON form here (JSON writes null)"); // an array element, or a toJSON's answer
+      return v === null ? undefined : walkObject(v, ancestors, depth);
     default:
       return new Stop("non_json", `A ${typeof v} has no JSON form`); // bigint, function, symbol
   }
@@ -79,40 +79,60 @@ function walk(raw: unknown, key: string, ancestors: Set<object>, depth: number):
 function walkObject(v: object, ancestors: Set<object>, depth: number): Stop | undefined {
   if (ancestors.has(v)) return new Stop("cycle", "Output contains a cycle");
   if (depth >= MAX_OUTPUT_DEPTH) return new Stop("too_deep", `Output is nested deeper than ${MAX_OUTPUT_DEPTH} levels`);
-  const kind = withoutJsonForm(v);
-  if (kind !== undefined) return new Stop("non_plain_object", `A ${kind} has no JSON form`);
+  let kind: string | undefined;
+  let isArray: boolean;
+  try {
+    isArray = Array.isArray(v); // a revoked Proxy throws
+    kind = isArray ? undefined : withoutJsonForm(v);
+  } catch {
+    return new Stop("non_json", "Value could not be read (a Proxy trap threw)");
+  }
+  if (kind !== undefined) return new Stop("non_plain_object", `${/^[aeiou]/i.test(kind) ? "An" : "A"} ${kind} has no JSON form`);
   ancestors.add(v);
-  const stop = Array.isArray(v) ? walkItems(v, ancestors, depth + 1) : walkProperties(v as Record<string, unknown>, ancestors, depth + 1);
+  const stop = isArray ? walkItems(v as unknown[], ancestors, depth + 1) : walkProperties(v as Record<string, unknown>, ancestors, depth + 1);
   ancestors.delete(v);
   return stop;
 }
 
 function walkItems(v: unknown[], ancestors: Set<object>, depth: number): Stop | undefined {
-  const n = v.length;
+  let n: number;
+  try {
+    n = v.length;
+  } catch {
+    return new Stop("non_json", "Value could not be read (a Proxy trap threw)");
+  }
   for (let i = 0; i < n; i++) {
-    let item: unknown;
+    let form: unknown;
     try {
-      item = v[i];
+      form = jsonForm(v[i], String(i));
     } catch {
-      return at(new Stop("non_json", "Value could not be read (a getter threw)"), i);
+      form = new Stop("non_json", "Value could not be read (a getter threw)");
     }
-    const stop = walk(item, String(i), ancestors, depth);
+    const stop = form instanceof Stop ? form : form === undefined ? new Stop("non_json", "undefined has no JSON form in an array (JSON writes null)") : walk(form, ancestors, depth);
     if (stop !== undefined) return at(stop, i);
   }
   return undefined;
 }
 
 function walkProperties(v: Record<string, unknown>, ancestors: Set<object>, depth: number): Stop | undefined {
-  const keys = Object.keys(v);
+  let keys: string[];
+  try {
+    keys = Object.keys(v);
+  } catch {
+    return new Stop("non_json", "Value could not be read (a Proxy trap threw)");
+  }
   for (const key of keys) {
-    let value: unknown;
+    let form: unknown;
     try {
-      value = v[key];
+      const value = v[key];
+      // An own toJSON is how the object asks to be written, not data: JSON has already called it.
+      if (key === "toJSON" && typeof value === "function") continue;
+      form = jsonForm(value, key);
     } catch {
-      return at(new Stop("non_json", "Value could not be read (a getter threw)"), key);
+      form = new Stop("non_json", "Value could not be read (a getter threw)");
     }
-    if (value === undefined) continue; // absent, as JSON writes it
-    const stop = walk(value, key, ancestors, depth);
+    if (form === undefined) continue; // absent, as JSON writes it
+    const stop = form instanceof Stop ? form : walk(form, ancestors, depth);
     if (stop !== undefined) return at(stop, key);
   }
   return undefined;
@@ -123,15 +143,19 @@ function at(stop: Stop, segment: PropertyKey): Stop {
   return stop;
 }
 
-/** Built-ins whose content is not in their own enumerable properties: JSON would write `{}` or an index map. */
+/**
+ * Objects whose content is not in their own enumerable properties (JSON would write `{}` or an
+ * index map): every built-in but a plain object or an array — a Map, a Set, an Error, a Blob,
+ * fetch's Headers, a URLSearchParams, a WeakRef, a typed array, a boxed primitive — told by the
+ * tag they answer (a Proxy forwards it), and the collections also by their internal slots.
+ */
 function withoutJsonForm(v: object): string | undefined {
-  if (Object.getPrototypeOf(v) === Object.prototype || Array.isArray(v)) return undefined; // the common case, first
+  if (Object.getPrototypeOf(v) === Object.prototype) return undefined; // the common case, first
+  const tag = Object.prototype.toString.call(v).slice(8, -1);
+  if (tag !== "Object") return tag;
   if (types.isMap(v)) return "Map";
   if (types.isSet(v)) return "Set";
   if (types.isWeakMap(v) || types.isWeakSet(v)) return "weak collection";
-  if (types.isPromise(v)) return "Promise";
-  if (types.isRegExp(v)) return "RegExp";
-  if (types.isNativeError(v)) return "Error";
   if (types.isAnyArrayBuffer(v) || types.isArrayBufferView(v)) return "binary buffer";
   if (types.isBoxedPrimitive(v)) return "boxed primitive";
   return undefined;

@@ -51,6 +51,14 @@ describe("notJsonData", () => {
     ["a getter that throws", () => ({ get g(): never { throw new Error("no"); } }), "non_json", ["g"]],
     ["a toJSON answering a bigint", () => ({ t: { toJSON: () => 1n } }), "non_json", ["t"]],
     ["nesting past the cap", () => nested(MAX_OUTPUT_DEPTH), "too_deep", Array(MAX_OUTPUT_DEPTH).fill("d")],
+    ["fetch's Headers", () => ({ h: new Headers({ etag: "W/1" }) }), "non_plain_object", ["h"]],
+    ["a URLSearchParams", () => ({ q: new URLSearchParams("a=1") }), "non_plain_object", ["q"]],
+    ["a Blob", () => [new Blob(["x"])], "non_plain_object", [0]],
+    ["a WeakRef", () => ({ r: new WeakRef({}) }), "non_plain_object", ["r"]],
+    ["a Proxy around a Map", () => ({ m: new Proxy(new Map([["a", 1]]), {}) }), "non_plain_object", ["m"]],
+    ["a Proxy whose ownKeys trap throws, with its path", () => ({ deep: { p: new Proxy({}, { ownKeys: () => { throw new Error("trap"); } }) } }), "non_json", ["deep", "p"]],
+    ["a revoked Proxy, with its path", () => { const r = Proxy.revocable({}, {}); r.revoke(); return { x: [r.proxy] }; }, "non_json", ["x", 0]],
+    ["undefined from a toJSON in an array", () => ({ xs: [{ toJSON: () => undefined }] }), "non_json", ["xs", 0]],
   ])("refuses %s, naming its path", (_label, make, code, path) => {
     const bad = notJsonData(make());
     expect(bad).toMatchObject({ code, path });
@@ -68,6 +76,9 @@ describe("notJsonData", () => {
     ["a shared, acyclic reference", (() => { const s = { x: 1 }; return { a: s, b: [s, s] }; })()],
     ["nesting at the cap", nested(MAX_OUTPUT_DEPTH - 1)],
     ["large integers and lone surrogates (JSON writes them)", { n: 2 ** 60, s: "\ud800" }],
+    ["undefined from a toJSON in an object (absent in JSON)", { id: "u1", hidden: { toJSON: () => undefined } }],
+    ["an object whose own toJSON returns itself (the method is not data)", { o: { a: 1, toJSON(this: object) { return this; } } }],
+    ["a URL (its toJSON)", { u: new URL("https://example.com/a") }],
   ])("accepts %s", (_label, value) => {
     expect(notJsonData(value)).toBeUndefined();
     expect(() => JSON.stringify(value)).not.toThrow();
@@ -137,6 +148,26 @@ describe("the gate answers INVALID_OUTPUT for data JSON cannot carry", () => {
     const t = defineTool({ name: "t", version: "1", description: "d", input: z.object({}), output: z.any(), effect: "read", execute: () => ({ n: NaN }), check: () => void checked++ });
     expect(await createGate({ tools: [t] }).call("t", {})).toMatchObject({ code: "INVALID_OUTPUT", issues: [{ path: "n", code: "non_finite" }] });
     expect(checked).toBe(0);
+  });
+});
+
+describe("the compiled output check agrees", () => {
+  it.each([
+    ["Infinity", () => Infinity, "non_finite"],
+    ["NaN", () => NaN, "non_finite"],
+    ["a bigint", () => 10n as unknown as number, "non_json"],
+  ])("a default of %s is refused as on the schema path, not handed on", async (_label, value, code) => {
+    const output = z.object({ user: z.string(), limit: z.number().default(value) });
+    const fast = createGate({ tools: [toolReturning(() => ({ user: "u1" }), output)] });
+    const slow = createGate({ tools: [toolReturning(() => ({ user: "u1" }), output.refine(() => true))] }); // outside the compiled subset
+    const expected = { ok: false, code: "INVALID_OUTPUT", issues: [{ path: "limit", code }] };
+    expect(await fast.call("t", {})).toMatchObject(expected);
+    expect(await slow.call("t", {})).toMatchObject(expected);
+  });
+
+  it("a finite default is still compiled and handed on", async () => {
+    const gate = createGate({ tools: [toolReturning(() => ({ user: "u1" }), z.object({ user: z.string(), limit: z.number().default(10) }))] });
+    expect(await gate.call("t", {})).toMatchObject({ ok: true, data: { user: "u1", limit: 10 } });
   });
 });
 

@@ -42,6 +42,13 @@ describe("a replay after the tool's version changed", () => {
     expect(doubled.replay).toMatchObject({ ok: false, code: "FAILED", effect: "applied" });
   });
 
+  it("whose data today's schema turns into something JSON cannot carry (a Map) is FAILED/applied, as a fresh call would be INVALID_OUTPUT", async () => {
+    const asMap = z.object({ paymentId: z.string() }).transform((o) => new Map(Object.entries(o)));
+    const { replay, runs } = await replayAfterUpgrade(z.union([asMap, z.instanceof(Map)]));
+    expect(replay).toMatchObject({ ok: false, code: "FAILED", effect: "applied", meta: { version: "1.0.0", replayed: true } });
+    expect(runs).toBe(0);
+  });
+
   it("parsed by an async output schema that never answers: bounded by the tool's timeout and the caller's cancel", async () => {
     const ledger = memoryLedger();
     await createGate({ tools: [pay("1.0.0", V1, { paymentId: "p_1" })], ledger }).call("pay", { orderId: "o" }, { idempotencyKey: "k" });
