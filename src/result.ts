@@ -121,3 +121,16 @@ export function _fail(
 export function isFailure(r: ToolResult<unknown>): r is ToolFailure {
   return r.ok === false;
 }
+
+/**
+ * @internal The answer a transport sends when a success's data cannot be written as JSON where it
+ * is sent (a value whose `toJSON` or getter fails on a later read, text past the engine's string
+ * limit): the gate checked it (src/json-data.ts), but what leaves the process is what counts.
+ * `effect`: the tool's, when the sender knows it (a write ran: applied).
+ */
+export function _unwritable(meta: CallMeta, effect: "read" | "write" | undefined): ToolFailure {
+  const f = _fail("INVALID_OUTPUT", "The tool's result could not be written as JSON", false, effect === "write" ? "applied" : effect === "read" ? "none" : "unknown", {
+    issues: [{ path: "", code: "non_json", message: "The result could not be written as JSON where it was sent" }],
+  });
+  return { ok: false, ...f, meta };
+}

@@ -6,7 +6,7 @@
 import type { CallOptions, Gate } from "../gate.js";
 import { ToolgateConfigError } from "../errors.js";
 import type { ToolListing } from "../json-schema.js";
-import type { ToolResult } from "../result.js";
+import { _unwritable, type ToolResult, type ToolSuccess } from "../result.js";
 import type { LoopDecision } from "../loop/decision.js";
 import type { LoopSession } from "../loop/session.js";
 import { refusalView, toModelView, type ModelView } from "./model-view.js";
@@ -60,10 +60,26 @@ export async function _callThroughGate(
     throw new CallOptionsError(tool, e);
   }
   // An empty id (a framework that gave none) lets the gate generate one.
-  const result = await gate.call(tool, args, { ...extra, ...(id.length > 0 ? { callId: id } : {}), ...(signal !== undefined ? { signal } : {}) });
+  const answered = await gate.call(tool, args, { ...extra, ...(id.length > 0 ? { callId: id } : {}), ...(signal !== undefined ? { signal } : {}) });
+  const result = answered.ok ? asWritten(answered, gate.tool(tool)?.effect) : answered;
   if (id.length === 0) id = result.meta.callId;
   const decision = session?.observe({ tool, args, callId: id }, result);
   return { result, ...(decision !== undefined ? { decision } : {}), view: toModelView(result, decision) };
+}
+
+/**
+ * A success as the model receives it: its data as JSON writes it (a Date as its ISO string), so
+ * every provider format — and a framework that checks its messages, as the AI SDK does — gets
+ * plain JSON; the session observes that same answer. Data that cannot be written (src/result.ts
+ * `_unwritable`) is an INVALID_OUTPUT envelope instead.
+ */
+function asWritten(r: ToolSuccess<unknown>, effect: "read" | "write" | undefined): ToolResult {
+  try {
+    const text = JSON.stringify(r.data);
+    return text === undefined ? r : { ...r, data: JSON.parse(text) as unknown };
+  } catch {
+    return _unwritable(r.meta, effect);
+  }
 }
 
 /** The listings an adapter exposes; an unknown name in `options.tools` throws ToolgateConfigError. */

@@ -117,6 +117,19 @@ interface Walk {
   nodes: number;
 }
 
+/**
+ * What JSON writes for `v` under `key`, one step: its `toJSON(key)` answer (a Date's ISO string; a
+ * field a class hides from JSON stays hidden from the capture too), a boxed primitive unwrapped.
+ */
+function written(v: unknown, key: string): unknown {
+  if ((typeof v === "object" && v !== null) || typeof v === "bigint") {
+    const toJSON: unknown = (v as { toJSON?: unknown }).toJSON;
+    if (typeof toJSON === "function") v = (toJSON as (k: string) => unknown).call(v, key);
+  }
+  if (v instanceof Number || v instanceof String || v instanceof Boolean) return v.valueOf();
+  return v;
+}
+
 function walk(v: unknown, direct: readonly JsonObject[], st: Walk, depth: number, skipKey?: string): unknown {
   const schemas: JsonObject[] = [];
   if (st.root !== undefined) for (const s of direct) expand(s, st.root, schemas, new Set());
@@ -137,7 +150,7 @@ function walk(v: unknown, direct: readonly JsonObject[], st: Walk, depth: number
             out.push("[TRUNCATED]");
             break;
           }
-          out.push(walk(v[i], childrenForIndex(schemas, i), st, depth + 1));
+          out.push(walk(written(v[i], String(i)), childrenForIndex(schemas, i), st, depth + 1));
         }
         return out;
       }
@@ -155,7 +168,7 @@ function walk(v: unknown, direct: readonly JsonObject[], st: Walk, depth: number
         // whatever its shape: the text patterns only see `"key":"value"` in text, never here.
         const child = (v as JsonObject)[key];
         Object.defineProperty(out, name, {
-          value: _isSecretKeyName(key) && child !== null && child !== undefined ? SECRET_PLACEHOLDER : walk(child, childrenForKey(schemas, key), st, depth + 1),
+          value: _isSecretKeyName(key) && child !== null && child !== undefined ? SECRET_PLACEHOLDER : walk(written(child, key), childrenForKey(schemas, key), st, depth + 1),
           enumerable: true,
           writable: true,
           configurable: true,
@@ -175,7 +188,7 @@ function walk(v: unknown, direct: readonly JsonObject[], st: Walk, depth: number
 export function captureValue(value: unknown, schema: unknown, redact: Redactor, maxLength: number, skipTopKey?: string): string {
   try {
     const root = isRecord(schema) ? schema : undefined;
-    const redacted = walk(value, root === undefined ? [] : [root], { root, redact, nodes: 0 }, 0, skipTopKey);
+    const redacted = walk(written(value, ""), root === undefined ? [] : [root], { root, redact, nodes: 0 }, 0, skipTopKey);
     return truncate(JSON.stringify(redacted) ?? "null", maxLength);
   } catch {
     return '"[UNAVAILABLE]"';

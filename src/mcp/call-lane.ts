@@ -131,13 +131,19 @@ function openLane(transport: Transport, answer: CallAnswer, onerror: (e: Error) 
     if (controller.signal.aborted || closed) return;
     // Reused only when nothing still listens to it: a listener left behind would hear the next call's abort.
     if (idle.length < POOL_SIZE && getEventListeners(controller.signal, "abort").length === 0) idle.push(controller);
-    let sending: Promise<void>;
+    send(message).catch((e: unknown) => {
+      onerror(new Error(`Failed to send a tools/call answer: ${e instanceof Error ? e.message : String(e)}`));
+      // An answer the transport could not write (a value that fails when it is serialized) still
+      // answers its request, as an internal error: a client must never wait out its own timeout.
+      if ("result" in message && !closed) send({ jsonrpc: "2.0", id, error: { code: ErrorCode.InternalError, message: "Internal error" } }).catch(() => {});
+    });
+  };
+  const send = (message: JSONRPCMessage): Promise<void> => {
     try {
-      sending = transport.send(message);
+      return transport.send(message);
     } catch (e) {
-      sending = Promise.reject(e); // a transport whose send throws instead of rejecting
+      return Promise.reject(e); // a transport whose send throws instead of rejecting
     }
-    sending.catch((e: unknown) => onerror(new Error(`Failed to send a tools/call answer: ${e instanceof Error ? e.message : String(e)}`)));
   };
 
   transport.onmessage = (message, extra) => {

@@ -5,7 +5,7 @@
  * @module
  */
 import type { CallMeta, ToolFailure, ToolResult, ToolSuccess } from "../result.js";
-import { TOOL_ERROR_CODES } from "../result.js";
+import { TOOL_ERROR_CODES, _unwritable } from "../result.js";
 import { isRecord } from "../_record.js";
 
 /** `_meta` key that carries the whole failure envelope of a failed call. */
@@ -33,14 +33,22 @@ export interface McpToolResult {
 
 /**
  * Turn a gate result into an MCP tool result. `structured` says whether the tool advertises an
- * object `outputSchema` (then a success carries `structuredContent`).
+ * object `outputSchema` (then a success carries `structuredContent`). Never throws: a success whose
+ * data cannot be written as JSON answers an INVALID_OUTPUT envelope instead, with the effect the
+ * tool's `effect` gives (`"applied"` for a write; `"unknown"` when it is not given).
  * @example
  * const r = await gate.call("get_order", args);
- * return toCallToolResult(r, true);
+ * return toCallToolResult(r, true, "read");
  */
-export function toCallToolResult(r: ToolResult, structured: boolean): McpToolResult {
+export function toCallToolResult(r: ToolResult, structured: boolean, effect?: "read" | "write"): McpToolResult {
   if (r.ok) {
-    const content: McpToolResult["content"] = [{ type: "text", text: JSON.stringify(r.data) ?? "null" }];
+    let text: string;
+    try {
+      text = JSON.stringify(r.data) ?? "null";
+    } catch {
+      return toCallToolResult(_unwritable(r.meta, effect), false);
+    }
+    const content: McpToolResult["content"] = [{ type: "text", text }];
     const _meta = { "toolgate/meta": r.meta }; // CALL_META_KEY written out: a literal key is cheaper to build
     return structured && isRecord(r.data) ? { content, structuredContent: r.data, _meta } : { content, _meta };
   }

@@ -164,7 +164,7 @@ export function _createMcpServer(gate: Gate, options: McpServerOptions, hooks: _
       throw new ProtocolError(ErrorCode.InvalidParams, r.message, { [RESULT_META_KEY]: r });
     }
     if (r.ok && success !== undefined) return success(r.data, r.meta);
-    return toCallToolResult(r, structured.has(name));
+    return toCallToolResult(r, structured.has(name), tool?.effect);
   };
   // tools/call takes the lane (./call-lane.ts): answered from the transport, without the SDK's
   // per-request AbortController and promise chain. The handler registered below is the same
