@@ -50,7 +50,12 @@ export function toCallToolResult(r: ToolResult, structured: boolean, effect?: "r
     }
     const content: McpToolResult["content"] = [{ type: "text", text }];
     const _meta = { "toolgate/meta": r.meta }; // CALL_META_KEY written out: a literal key is cheaper to build
-    return structured && isRecord(r.data) ? { content, structuredContent: r.data, _meta } : { content, _meta };
+    if (!structured) return { content, _meta };
+    // The text's own JSON, not the tool's value: the transport writes what was read here, never
+    // reading the value again (a toJSON or getter can answer differently on a later read, and
+    // the HTTP transport drops an answer it cannot write without a word).
+    const parsed: unknown = JSON.parse(text);
+    return isRecord(parsed) ? { content, structuredContent: parsed, _meta } : { content, _meta };
   }
   return {
     content: [{ type: "text", text: `${r.code}: ${r.message}\n${JSON.stringify(r)}` }],
