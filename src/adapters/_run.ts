@@ -28,7 +28,10 @@ export interface AdapterOptions {
 
 /** What one call through an adapter produced. */
 export interface GatedCall {
-  /** The gate's envelope; absent when the loop refused the call. */
+  /**
+   * The gate's envelope (its data as the tool's schema gave it); absent when the loop refused the
+   * call. When the data could not be written as JSON for the model, the INVALID_OUTPUT it was shown.
+   */
   readonly result?: ToolResult;
   /** The loop's decision, when a session is attached. */
   readonly decision?: LoopDecision;
@@ -61,10 +64,13 @@ export async function _callThroughGate(
   }
   // An empty id (a framework that gave none) lets the gate generate one.
   const answered = await gate.call(tool, args, { ...extra, ...(id.length > 0 ? { callId: id } : {}), ...(signal !== undefined ? { signal } : {}) });
-  const result = answered.ok ? asWritten(answered, gate.tool(tool)?.effect) : answered;
+  // The model is shown the data as JSON writes it; the caller keeps the gate's own envelope (a Date
+  // stays a Date), unless the data could not be written: then both, and the session, have that failure.
+  const shown = answered.ok ? asWritten(answered, gate.tool(tool)?.effect) : answered;
+  const result = shown.ok ? answered : shown;
   if (id.length === 0) id = result.meta.callId;
   const decision = session?.observe({ tool, args, callId: id }, result);
-  return { result, ...(decision !== undefined ? { decision } : {}), view: toModelView(result, decision) };
+  return { result, ...(decision !== undefined ? { decision } : {}), view: toModelView(shown, decision) };
 }
 
 /**
@@ -76,7 +82,7 @@ export async function _callThroughGate(
 function asWritten(r: ToolSuccess<unknown>, effect: "read" | "write" | undefined): ToolResult {
   try {
     const text = JSON.stringify(r.data);
-    return text === undefined ? r : { ...r, data: JSON.parse(text) as unknown };
+    return { ...r, data: text === undefined ? undefined : (JSON.parse(text) as unknown) }; // undefined: nothing written (a toJSON may answer so)
   } catch {
     return _unwritable(r.meta, effect);
   }

@@ -130,6 +130,11 @@ function written(v: unknown, key: string): unknown {
   return v;
 }
 
+/** What JSON does not write: in an object the key is left out, in an array it is null. */
+function absentInJson(v: unknown): boolean {
+  return v === undefined || typeof v === "function" || typeof v === "symbol";
+}
+
 function walk(v: unknown, direct: readonly JsonObject[], st: Walk, depth: number, skipKey?: string): unknown {
   const schemas: JsonObject[] = [];
   if (st.root !== undefined) for (const s of direct) expand(s, st.root, schemas, new Set());
@@ -150,7 +155,8 @@ function walk(v: unknown, direct: readonly JsonObject[], st: Walk, depth: number
             out.push("[TRUNCATED]");
             break;
           }
-          out.push(walk(written(v[i], String(i)), childrenForIndex(schemas, i), st, depth + 1));
+          const item = written(v[i], String(i));
+          out.push(absentInJson(item) ? null : walk(item, childrenForIndex(schemas, i), st, depth + 1)); // JSON writes null there
         }
         return out;
       }
@@ -162,13 +168,15 @@ function walk(v: unknown, direct: readonly JsonObject[], st: Walk, depth: number
           out["[TRUNCATED]"] = true;
           break;
         }
+        const raw = (v as JsonObject)[key];
+        const child = written(raw, key);
+        if (absentInJson(child)) continue; // JSON leaves the key out (an own toJSON method among them)
         const safeKey = redactThenCut(key, st.redact, 200);
         const name = Object.hasOwn(out, safeKey) ? `${safeKey}#${++n}` : safeKey;
         // A value under a secret key name (`password`, `x-api-key`, `DATABASE_PASSWORD`) is a secret
         // whatever its shape: the text patterns only see `"key":"value"` in text, never here.
-        const child = (v as JsonObject)[key];
         Object.defineProperty(out, name, {
-          value: _isSecretKeyName(key) && child !== null && child !== undefined ? SECRET_PLACEHOLDER : walk(written(child, key), childrenForKey(schemas, key), st, depth + 1),
+          value: _isSecretKeyName(key) && child !== null ? SECRET_PLACEHOLDER : walk(child, childrenForKey(schemas, key), st, depth + 1),
           enumerable: true,
           writable: true,
           configurable: true,

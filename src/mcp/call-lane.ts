@@ -9,7 +9,9 @@
  * itself: one promise, and an `AbortController` reused across calls once a call left it untouched.
  * Everything else (initialize, ping, tools/list, notifications, the client's answers) still goes
  * to the SDK unchanged, and so does a `tools/call` the lane did not see (a message delivered
- * while the transport was starting): the same `answer` serves both paths, so they cannot differ.
+ * while the transport was starting): the same `answer` serves both paths, so their answers are
+ * the same. One thing only the lane adds: an answer the transport fails to send is followed by a
+ * -32603 error for its request (the SDK reports the failure and sends nothing).
  *
  * What the lane keeps of the SDK's behaviour, each tested in test/mcp/call-lane.test.ts:
  * `notifications/cancelled` aborts the call and no answer is sent for it (the notification still
@@ -17,7 +19,7 @@
  * `answer` that throws a {@link ProtocolError} (or the SDK's `McpError`) is sent as
  * `{ code, message, data }`; any other throw is sent as -32603 "Internal error" — its message
  * may hold anything, a secret included, so it goes to `onerror` only; a failed send — rejected
- * or thrown — reaches `onerror`; a task-augmented call (`params.task`) and a message that is not
+ * or thrown — reaches `onerror` (and, for an answer, is followed by that -32603); a task-augmented call (`params.task`) and a message that is not
  * JSON-RPC 2.0 go to the SDK untouched.
  * @module
  */

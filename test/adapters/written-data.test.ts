@@ -17,6 +17,8 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { createMcpServer, RESULT_META_KEY, serveHttp, serveStdio, toCallToolResult } from "../../src/mcp/index.js";
 import { createCallLog } from "../../src/log/index.js";
+import { captureValue } from "../../src/log/_capture.js";
+import { createRedactor } from "../../src/redact.js";
 
 /** Backed by a live resource: written `reads` times, then it throws (the handle closed). */
 const liveHandle = (reads: number) => {
@@ -64,6 +66,22 @@ describe("the provider adapters", () => {
     expect(shown?.type === "tool-result" ? shown.output : undefined).toEqual({ ok: true, data: { id: "o_1", createdAt: "2026-01-02T03:04:05.000Z" } });
     const turn2 = await generateText({ model, messages: [{ role: "user", content: "show order o_1" }, ...turn1.response.messages, { role: "user", content: "and now?" }], tools: aiSdkTools(gate) });
     expect(turn2.text).toBe("done");
+  });
+
+  it("keep the gate's own envelope as `result` (a Date is still a Date) while the model is shown its JSON", async () => {
+    const at = new Date("2026-01-02T03:04:05Z");
+    const t = defineTool({ name: "when", version: "1", description: "d", input: z.object({}), output: z.object({ at: z.date() }), effect: "read", execute: () => ({ at }) });
+    const answer = await answerOpenAIChatToolCall(createGate({ tools: [t] }), { id: "c_1", type: "function", function: { name: "when", arguments: "{}" } });
+    expect(answer.result).toMatchObject({ ok: true, data: { at } });
+    expect(answer.result?.ok === true && (answer.result.data as { at: unknown }).at).toBeInstanceOf(Date);
+    expect(answer.view).toEqual({ ok: true, data: { at: "2026-01-02T03:04:05.000Z" } });
+  });
+
+  it("show no data for a root toJSON that answers undefined (the AI SDK could not clone the value)", async () => {
+    const t = defineTool({ name: "nothing", version: "1", description: "d", input: z.object({}), output: z.any(), effect: "read", execute: () => ({ toJSON: () => undefined }) });
+    const answer = await answerOpenAIChatToolCall(createGate({ tools: [t] }), { id: "c_1", type: "function", function: { name: "nothing", arguments: "{}" } });
+    expect(answer.view).toEqual({ ok: true, data: undefined });
+    expect(() => structuredClone(answer.view)).not.toThrow();
   });
 });
 
@@ -153,5 +171,17 @@ describe("result capture", () => {
     const captured = JSON.parse((JSON.parse(lines[0]!) as Record<string, string>)["gen_ai.tool.call.result"]!) as unknown;
     expect(captured).toEqual({ at: "2026-01-02T03:04:05.000Z", customer: { id: "c_1" } });
     expect(lines.join("\n")).not.toContain("DE123456789");
+  });
+
+  it("leaves out the keys JSON leaves out, and writes null where JSON does in an array", () => {
+    class Hidden {
+      toJSON(): undefined {
+        return undefined;
+      }
+    }
+    const data = { a: 1, hidden: new Hidden(), gone: undefined, f: () => 1, list: [1, new Hidden(), () => 2], own: { b: 2, toJSON(this: object) { return { b: 2 }; } } };
+    const captured = captureValue(data, undefined, createRedactor(), 10_000);
+    expect(captured).toBe(JSON.stringify(data));
+    expect(captured).toBe('{"a":1,"list":[1,null,null],"own":{"b":2}}');
   });
 });

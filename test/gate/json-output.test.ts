@@ -8,7 +8,7 @@ import { z } from "zod";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { createGate, defineTool, type CallRecord } from "../../src/index.js";
-import { MAX_OUTPUT_DEPTH, notJsonData } from "../../src/json-data.js";
+import { MAX_OUTPUT_DEPTH, MAX_OUTPUT_VALUES, notJsonData } from "../../src/json-data.js";
 import { createMcpServer, RESULT_META_KEY } from "../../src/mcp/index.js";
 
 const cyclic = (): Record<string, unknown> => {
@@ -79,6 +79,8 @@ describe("notJsonData", () => {
     ["undefined from a toJSON in an object (absent in JSON)", { id: "u1", hidden: { toJSON: () => undefined } }],
     ["an object whose own toJSON returns itself (the method is not data)", { o: { a: 1, toJSON(this: object) { return this; } } }],
     ["a URL (its toJSON)", { u: new URL("https://example.com/a") }],
+    ["a class instance that names itself with Symbol.toStringTag", { order: new (class Order { readonly id = "o_1"; get [Symbol.toStringTag](): string { return "Order"; } })() }],
+    ["an Error subclass with a toJSON", { e: Object.assign(new Error("x"), { toJSON: () => ({ kind: "x" }) }) }],
   ])("accepts %s", (_label, value) => {
     expect(notJsonData(value)).toBeUndefined();
     expect(() => JSON.stringify(value)).not.toThrow();
@@ -108,6 +110,22 @@ describe("notJsonData", () => {
 function toolReturning(value: () => unknown, output: z.ZodType, effect: "read" | "write" = "read") {
   return defineTool({ name: "t", version: "3", description: "d", input: z.object({}), output, effect, execute: async () => value() });
 }
+
+describe("the walk is bounded", () => {
+  it("data that reuses one object many times is refused past MAX_OUTPUT_VALUES, in bounded time (JSON would write every use)", () => {
+    let v: unknown = { leaf: "x" };
+    for (let i = 0; i < 24; i++) v = { a: v, b: v }; // 2^24 leaves as JSON writes it
+    expect(notJsonData(v)).toMatchObject({ code: "too_large", message: `Output holds more than ${MAX_OUTPUT_VALUES} values` });
+  });
+
+  it("a long chain's cycle is found (ancestors past the first 64 are looked up in a set)", () => {
+    const root: Record<string, unknown> = {};
+    let cur = root;
+    for (let i = 0; i < 500; i++) cur = (cur.d = {}) as Record<string, unknown>;
+    cur.back = root.d;
+    expect(notJsonData(root)).toMatchObject({ code: "cycle", path: [...Array(500).fill("d"), "back"] });
+  });
+});
 
 describe("the gate answers INVALID_OUTPUT for data JSON cannot carry", () => {
   it.each([
