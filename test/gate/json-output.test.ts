@@ -4,6 +4,7 @@
  * with the path, never a success that throws where it is serialized or arrives changed.
  */
 import { describe, expect, it } from "vitest";
+import fc from "fast-check";
 import { z } from "zod";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
@@ -203,5 +204,44 @@ describe("over MCP", () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+describe("notJsonData agrees with JSON.stringify (fast-check)", () => {
+  /** What JSON writes back for plain data by design: a Date's toJSON, -0 as 0, undefined object values absent; anything else it would change is marked. */
+  const NOT_PLAIN = Symbol("JSON would change this");
+  const normal = (x: unknown): unknown => {
+    if (x instanceof Date) return x.toJSON();
+    if (Object.is(x, -0)) return 0;
+    if (Array.isArray(x)) return Object.getPrototypeOf(x) === Array.prototype ? Array.from(x, normal) : NOT_PLAIN;
+    if (typeof x === "object" && x !== null) {
+      const p: unknown = Object.getPrototypeOf(x);
+      if (p !== Object.prototype && p !== null) return NOT_PLAIN;
+      return Object.fromEntries(Object.entries(x).filter(([, y]) => y !== undefined).map(([k, y]) => [k, normal(y)]));
+    }
+    return x;
+  };
+  const writesBack = (v: unknown): boolean => {
+    try {
+      const text = JSON.stringify(v);
+      if (text === undefined) return v === undefined;
+      expect(JSON.parse(text)).toEqual(normal(v));
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  const LEAVES = [fc.boolean(), fc.integer(), fc.double(), fc.constantFrom(NaN, Infinity, -Infinity, -0), fc.string(), fc.constant(null), fc.constant(undefined), fc.bigInt()];
+
+  it("accepts exactly what JSON writes back as it was (2,000 values of every kind fast-check makes)", () => {
+    // nulls, numbers (NaN, ±Infinity, -0), bigints, strings, arrays with holes, null-prototype
+    // objects, Maps, Sets, Dates, boxed values, typed arrays, "__proto__" keys…
+    fc.assert(
+      fc.property(fc.anything({ values: LEAVES, withBigInt: true, withMap: true, withSet: true, withDate: true, withBoxedValues: true, withNullPrototype: true, withSparseArray: true, withTypedArray: true }), (v) => {
+        expect(notJsonData(v) === undefined).toBe(writesBack(v));
+      }),
+      { numRuns: 2_000, seed: 11 },
+    );
   });
 });
