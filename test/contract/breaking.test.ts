@@ -84,8 +84,10 @@ describe("breaking-change detection", () => {
   it("parseSnapshot refuses what is not a snapshot, with the reason", () => {
     expect(parseSnapshot(snap(base))).toMatchObject({ ok: true });
     expect(parseSnapshot({})).toEqual({ ok: false, reason: 'not a toolgate contracts snapshot (expected "format": "toolgate-contracts")' });
-    expect(parseSnapshot({ format: "toolgate-contracts", version: 2, tools: {} })).toMatchObject({ ok: false });
-    expect(parseSnapshot({ format: "toolgate-contracts", version: 1, tools: { t: { version: 1 } } })).toMatchObject({ ok: false });
+    expect(parseSnapshot({ format: "toolgate-contracts", version: 2, tools: {} })).toEqual({ ok: false, reason: "unsupported snapshot version 2 (this toolgate reads version 1)" });
+    expect(parseSnapshot({ format: "toolgate-contracts", version: 1, tools: [] })).toEqual({ ok: false, reason: '"tools" must be an object keyed by tool name' });
+    expect(parseSnapshot({ format: "toolgate-contracts", version: 1, tools: { t: { version: 1 } } })).toEqual({ ok: false, reason: 'tool "t": expected { version: string, inputSchema: object, … }' });
+    expect(parseSnapshot({ format: "toolgate-contracts", version: 1, tools: { t: { version: "1", inputSchema: {}, outputSchema: "x" } } })).toEqual({ ok: false, reason: 'tool "t": outputSchema must be an object' });
   });
 });
 

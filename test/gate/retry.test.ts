@@ -64,6 +64,13 @@ describe("retries", () => {
     const gate = createGate({ tools: [tool], retry: { attempts: 5 } });
     await settle(gate.call("flaky", {}));
     expect(calls.n).toBe(5);
+    // The tool's own setting wins over the gate's, either way.
+    for (const [own, gateWide] of [[2, 5], [4, 1]] as const) {
+      const t = flaky(10);
+      const g = createGate({ tools: [defineTool({ ...t.tool, retry: { attempts: own } })], retry: { attempts: gateWide } });
+      await settle(g.call("flaky", {}));
+      expect(t.calls.n).toBe(own);
+    }
   });
 
   it("does not retry a permanent error", async () => {

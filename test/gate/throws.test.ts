@@ -64,6 +64,20 @@ describe("the gate never throws", () => {
     });
     const d = await denyGate.call("t", { a: "x" });
     expect(d.ok ? null : [d.code, d.effect]).toEqual(["DENIED", "none"]);
+
+    // approve itself throws (authorize unset): fail closed, "not approved", the tool never runs.
+    let runs = 0;
+    const errors: string[] = [];
+    const approveGate = createGate({
+      tools: [defineTool({ ...base, name: "t", effect: "write", approval: true, execute: () => (runs++, { ok: true }) })],
+      approve: () => {
+        throw new Error("prompt broke");
+      },
+      onHookError: (hook) => void errors.push(hook),
+    });
+    expect(await approveGate.call("t", { a: "x" })).toMatchObject({ ok: false, code: "DENIED", message: "not approved", effect: "none" });
+    expect(runs).toBe(0);
+    expect(errors).toEqual(["approve"]);
   });
 
 
