@@ -39,10 +39,51 @@ function valueAt(root: unknown, path: ReadonlyArray<PropertyKey | StandardSchema
   return cur;
 }
 
-/** Replace any literal echo of the received value in a message. */
+/**
+ * Codes whose message the validator words from the schema alone (zod 4's built-in issues, and the
+ * codes the proxy gives Ajv's): only the value at the issue's own path is hidden in them. Any other
+ * code's message may quote any value of the payload, and every one is hidden.
+ */
+const SCHEMA_WORDED: ReadonlySet<string> = new Set([
+  "invalid_type",
+  "too_big",
+  "too_small",
+  "invalid_format",
+  "not_multiple_of",
+  "unrecognized_keys",
+  "unrecognized_key",
+  "invalid_union",
+  "invalid_key",
+  "invalid_element",
+  "invalid_value",
+  "required",
+]);
+
+/**
+ * ArkType's issues end their message with what they received (`must be a string (was "…")`, a
+ * whole object as JSON, an exception's text) and begin it with the path, a payload key included.
+ * What it expected is worded from the schema: the message becomes `must be <expected>`. A message
+ * the schema's author wrote (`ctx.reject({ message })`) and a predicate's are theirs: every value
+ * of the payload is hidden in them. Undefined for any other validator's issue.
+ */
+function arkTypeMessage(issue: StandardSchemaV1.Issue): { message: string; builtIn: boolean } | undefined {
+  if (!(" arkKind" in issue)) return undefined;
+  const { expected, code } = issue as { expected?: unknown; code?: unknown };
+  if (Object.hasOwn(issue, "message") || typeof expected !== "string" || expected.length === 0) {
+    const own = typeof issue.message === "string" ? issue.message : "";
+    return { message: own.length > 0 ? own.slice(0, MESSAGE_WINDOW) : "Invalid value", builtIn: false };
+  }
+  // A union's expectation is made of its branches' problems, each with its own "(was …)".
+  const expectation = expected.slice(0, MESSAGE_WINDOW).replace(/ \(was [\s\S]*?\)(?=$| or |, |\n)/g, "");
+  return { message: `must be ${expectation}`, builtIn: code !== "predicate" };
+}
+
+/** Replace any literal echo of the received value in a message (as written, and as JSON writes it inside quotes). */
 function stripEcho(message: string, received: unknown): string {
   if (typeof received === "string" && received.length >= 3) {
-    return message.split(received).join("<value>");
+    const quoted = JSON.stringify(received).slice(1, -1);
+    const out = message.split(received).join("<value>");
+    return quoted === received ? out : out.split(quoted).join("<value>");
   }
   if (typeof received === "number" || typeof received === "bigint") {
     const s = String(received);
@@ -75,7 +116,11 @@ function echoPattern(received: unknown): RegExp | undefined {
     const v = stack.pop();
     seen++;
     if (typeof v === "string") {
-      if (v.length >= MIN_ECHO && !VALIDATOR_WORD.test(v)) leaves.add(v);
+      if (v.length >= MIN_ECHO && !VALIDATOR_WORD.test(v)) {
+        leaves.add(v);
+        const quoted = JSON.stringify(v).slice(1, -1); // as a message that prints the value as JSON has it
+        if (quoted !== v) leaves.add(quoted);
+      }
     } else if (typeof v === "number" || typeof v === "bigint") {
       const t = String(v);
       if (t.length >= MIN_ECHO) leaves.add(t);
@@ -114,14 +159,15 @@ export function toSafeIssues(
   for (let i = 0; i < n; i++) {
     const issue = issues[i]!;
     const rawCode = (issue as { code?: unknown }).code;
-    const code = typeof rawCode === "string" && /^[a-z_]{1,40}$/.test(rawCode) ? rawCode : "invalid";
+    const code = typeof rawCode === "string" && /^[A-Za-z_]{1,40}$/.test(rawCode) ? rawCode : "invalid";
+    const ark = arkTypeMessage(issue);
     // A window, not the whole message: the redactor still sees a secret whole, and the cut comes after.
-    let message = typeof issue.message === "string" && issue.message.length > 0 ? issue.message.slice(0, MESSAGE_WINDOW) : "Invalid value";
+    let message = ark?.message ?? (typeof issue.message === "string" && issue.message.length > 0 ? issue.message.slice(0, MESSAGE_WINDOW) : "Invalid value");
     message = stripEcho(message, valueAt(received, issue.path));
     // A refinement's message is the schema author's text, free to quote any value of the payload
-    // (zod's `custom`; a validator whose codes the gate does not know). A built-in message of a
+    // (zod's `custom`; a code the gate does not know, of any validator). A built-in message of a
     // known code quotes the schema (enum options, bounds), which may equal a value of the payload.
-    if (code === "custom" || code === "invalid") {
+    if (ark !== undefined ? !ark.builtIn : !SCHEMA_WORDED.has(code)) {
       if (echoes === null) echoes = echoPattern(received);
       if (echoes !== undefined) message = message.replace(echoes, "<value>");
     }
@@ -162,12 +208,15 @@ function perKey(issues: ReadonlyArray<StandardSchemaV1.Issue>): ReadonlyArray<St
 
 /**
  * The keys an issue reports as unknown: zod's `unrecognized_keys` (the object's path and `keys`),
- * valibot's `strict_object` (the key's own path, so `[undefined]`); otherwise undefined.
+ * valibot's `strict_object` and ArkType's `"+": "reject"` (the key's own path, so `[undefined]`);
+ * otherwise undefined.
  */
 function unknownKeysOf(i: StandardSchemaV1.Issue): readonly (string | undefined)[] | undefined {
   const { code, keys, kind, type } = i as { code?: unknown; keys?: unknown; kind?: unknown; type?: unknown };
   if (code === "unrecognized_keys" && Array.isArray(keys) && keys.length > 0 && keys.every((k) => typeof k === "string")) return keys as string[];
   if (kind === "schema" && type === "strict_object" && (i.path?.length ?? 0) > 0) return [undefined];
+  // ArkType's `"+": "reject"`: "value at [\"key\"] must be removed", at the key's own path.
+  if (" arkKind" in i && code === "predicate" && (i as { expected?: unknown }).expected === "removed" && (i.path?.length ?? 0) > 0) return [undefined];
   return undefined;
 }
 

@@ -4,7 +4,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createGate, defineTool } from "../../src/index.js";
+import { type } from "arktype";
+import type { StandardSchemaV1 } from "@standard-schema/spec";
+import { createGate, defineTool, type ToolResult } from "../../src/index.js";
 
 const tool = (input: z.ZodType) => defineTool({ name: "t", version: "1", description: "d", input, output: z.object({}), effect: "read", execute: () => ({}) });
 
@@ -27,5 +29,43 @@ describe("issue messages and the received values", () => {
     const input = z.object({ status: z.enum(["pending", "paid"]), note: z.string(), kind: z.string() });
     const r = await createGate({ tools: [tool(input)] }).call("t", { status: "shipped", note: "pending", kind: "string" });
     expect(r).toMatchObject({ ok: false, issues: [{ path: "status", message: 'Invalid option: expected one of "pending"|"paid"' }] });
+  });
+});
+
+describe("issue messages and the received values: ArkType", () => {
+  const SECRET = "correct-horse-battery";
+  const gateOf = (input: StandardSchemaV1, output: StandardSchemaV1 = type({}), execute: () => unknown = () => ({})) =>
+    createGate({ tools: [defineTool({ name: "t", version: "1", description: "d", input, output, effect: "read", execute: execute as () => never })] });
+  const messages = (r: ToolResult): string => (r.ok ? "" : JSON.stringify(r.issues));
+
+  it.each([
+    ["a narrow over an object (the object printed as JSON)", type({ user: "string", note: "string" }).narrow((o) => o.user !== o.note), { user: SECRET, note: SECRET }, "", "predicate"],
+    ["an object where a literal was expected", type({ a: "'x'" }), { a: { s: SECRET } }, "a", "unit"],
+    ["a string with a quote (printed JSON-escaped)", type({ a: "'x' | 'y'" }), { a: `${SECRET}"q` }, "a", undefined],
+    ["a tab in an email (printed JSON-escaped)", type({ e: "string.email" }), { e: `correct\thorse-battery` }, "e", "pattern"],
+    ["ctx.reject({ actual })", type({ a: "string" }).narrow((o, ctx) => o.a === "ok" || ctx.reject({ expected: "ok", actual: o.a })), { a: SECRET }, "", "predicate"],
+    ["pipe.try (the exception's text)", type({ a: type("string").pipe.try((s): unknown => JSON.parse(s)) }), { a: `{${SECRET}` }, "a", "predicate"],
+  ])("%s: no received value, no exception text", async (_label, input, args, path, code) => {
+    const r = await gateOf(input).call("t", args);
+    expect(r).toMatchObject({ ok: false, code: "INVALID_INPUT", issues: [{ path, ...(code === undefined ? {} : { code }) }] });
+    expect(messages(r)).not.toContain("correct");
+    expect(messages(r)).not.toContain("SyntaxError");
+    expect(messages(r)).not.toMatch(/\(was /);
+  });
+
+  it("the service's data in an output narrow's message is not shown either", async () => {
+    const r = await gateOf(type({}), type({ ok: "boolean", owner: "string" }).narrow((o) => o.ok), () => ({ ok: false, owner: "alice.smith@example.com" })).call("t", {});
+    expect(r).toMatchObject({ ok: false, code: "INVALID_OUTPUT" });
+    expect(messages(r)).not.toContain("alice");
+  });
+
+  it("an undeclared key of a closed type is an unknown field: named in the path only", async () => {
+    const r = await gateOf(type({ "+": "reject", a: "string" })).call("t", { a: "x", "alice@example.com": 1 });
+    expect(r).toMatchObject({ ok: false, issues: [{ path: "alice@example.com", code: "unrecognized_key", message: "Unknown field" }] });
+  });
+
+  it("ArkType's own codes are kept (minLength), its message worded from the schema", async () => {
+    const r = await gateOf(type({ s: "string > 0" })).call("t", { s: "" });
+    expect(r).toMatchObject({ ok: false, issues: [{ path: "s", code: "minLength", message: "must be non-empty" }] });
   });
 });
