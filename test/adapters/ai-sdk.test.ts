@@ -248,6 +248,7 @@ describe("AI SDK adapter: what the SDK hands execute is a value", () => {
     expect(errors).toHaveLength(1);
     const err = (errors[0] as { error: unknown }).error;
     expect(err).toBeInstanceOf(CallOptionsError);
+    expect((err as Error).message).not.toContain("hunter2"); // what a model would be shown on a next step
     expect((err as CallOptionsError).cause).toMatchObject({ message: "db password=hunter2 unreachable" });
     expect(session.outcome?.action).toBe("stop");
     expect(model.doGenerateCalls).toHaveLength(1); // loopStopWhen ended the run

@@ -49,11 +49,10 @@ interface Totals {
   lost: number;
   invisible: number;
   untruthful: number;
-  zombieSettles: number;
 }
 
 async function runSeeds(openLedger: (now: () => number) => Ledger, seeds: number, base: number): Promise<Totals> {
-  const t: Totals = { runs: 0, acknowledged: 0, unknownAnswers: 0, duplicated: 0, lost: 0, invisible: 0, untruthful: 0, zombieSettles: 0 };
+  const t: Totals = { runs: 0, acknowledged: 0, unknownAnswers: 0, duplicated: 0, lost: 0, invisible: 0, untruthful: 0 };
   const opened: Ledger[] = [];
   const clock = fakeClock();
   for (let seed = base; seed < base + seeds; seed++) {
@@ -98,8 +97,10 @@ async function runSeeds(openLedger: (now: () => number) => Ledger, seeds: number
     const l1 = openLedger(clock.now);
     opened.push(l1);
     const ledger1 = point === "afterCommit" ? crashAfterSettle(l1, () => crashed.resolve()) : l1;
-    // A "dead" process whose attempt times out later wakes up as a zombie: its settle must lose.
-    const g1 = createGate({ tools: [tool], ledger: ledger1, retry: { budget: false }, onHookError: () => void t.zombieSettles++ });
+    // A "dead" process: its attempt does not answer within the run. That a late settle from such a
+    // zombie loses to the takeover is the ledger contract's ("settles only under the claim that
+    // holds the entry; prune keeps unresolved entries", test/ledger/contract.ts), not checked here.
+    const g1 = createGate({ tools: [tool], ledger: ledger1, retry: { budget: false }, onHookError: () => {} });
     let answer: ToolResult | undefined;
     const first = g1.call("pay", args, { idempotencyKey: key }).then((r) => (answer = r));
     await Promise.race([first, crashed.promise]);

@@ -23,6 +23,11 @@ describe("loop session: what it cannot trust", () => {
     const step = await s.run({ tool: "t", args: { a: 1 } }, () => fail("INVALID_INPUT", extra));
     expect(step.decision).toMatchObject({ action: "stop", reason: "not_an_envelope" });
     expect(s.outcome?.reason).toBe("not_an_envelope");
+    // The next call is answered, not thrown: the run has ended, and it says so.
+    let ran = 0;
+    const next = await s.run({ tool: "t", args: { a: 2 } }, () => (ran++, fail("INVALID_INPUT")));
+    expect(next.decision).toMatchObject({ action: "stop", reason: "stopped" });
+    expect(ran).toBe(0);
   });
 
   it("a clock that is not epoch milliseconds is named (E_LOOP_OPTIONS), not a RangeError", async () => {
