@@ -33,6 +33,22 @@ export function hasJsonSchema(v: StandardSchemaV1): v is StandardSchemaV1 & Stan
 export type JsonSchemaResult = { ok: true; schema: JsonSchema } | { ok: false; reason: string };
 
 /**
+ * ArkType writes what JSON Schema cannot express as `{}` (a `Date`, a morph's output) without a
+ * word, where zod throws "cannot be represented": toolgate asks it to throw too, so such a schema
+ * is reported as zod's is (an input that cannot be advertised is a configuration error; an output
+ * has `outputSchemaError`). A narrow is kept as its base type, as zod keeps a refined one: the
+ * advertised schema is looser than the runtime, and `toolgate check` finds the difference by sampling.
+ */
+const ARKTYPE_OPTIONS = {
+  fallback: {
+    predicate: (ctx: { base: unknown }) => ctx.base,
+    default: (ctx: { code: string }) => {
+      throw new Error(`cannot be represented in JSON Schema (ArkType: ${ctx.code})`);
+    },
+  },
+};
+
+/**
  * Convert one side of a schema to JSON Schema. `input` is what a caller may send (defaults optional);
  * `output` is what the schema produces. Never throws.
  */
@@ -45,7 +61,8 @@ export function toJsonSchema(
     return { ok: false, reason: "the schema does not implement Standard JSON Schema (~standard.jsonSchema)" };
   }
   try {
-    const doc = schema["~standard"].jsonSchema[side]({ target });
+    const std = schema["~standard"];
+    const doc = std.vendor === "arktype" ? std.jsonSchema[side]({ target, libraryOptions: ARKTYPE_OPTIONS }) : std.jsonSchema[side]({ target });
     return { ok: true, schema: doc };
   } catch (e) {
     const reason = e instanceof Error ? e.message : String(e);

@@ -366,3 +366,23 @@ describe("ArkType features through the gate", () => {
     expect([r.code, r.issues?.map((i) => i.path)]).toEqual(["INVALID_OUTPUT", ["data"]]);
   });
 });
+
+describe("ArkType: what JSON Schema cannot express", () => {
+  const t = (input: Parameters<typeof defineTool>[0]["input"], output: Parameters<typeof defineTool>[0]["output"] = type({})) =>
+    defineTool({ name: "t", version: "1", description: "d", input, output, effect: "read", execute: () => ({}) as never });
+
+  it("an input that cannot be advertised (a Date) is a configuration error, as zod's z.date() is, never advertised as {}", () => {
+    expect(() => createGate({ tools: [t(type({ when: "Date" }))] })).toThrow(expect.objectContaining({ code: "E_GATE_SCHEMA", message: expect.stringMatching(/ArkType: date/) }));
+  });
+
+  it("an output that cannot be advertised (a morph's result, a Date) has outputSchemaError, no outputSchema", () => {
+    const listing = createGate({ tools: [t(type({}), type({ at: "Date" }))] }).list()[0]!;
+    expect(listing.outputSchema).toBeUndefined();
+    expect(listing.outputSchemaError).toMatch(/cannot be represented/);
+  });
+
+  it("a narrow is advertised as its base type (looser than the runtime, as a zod refine is)", () => {
+    const listing = createGate({ tools: [t(type({ qty: type("number").narrow((n) => n % 2 === 0) }))] }).list()[0]!;
+    expect(listing.inputSchema).toMatchObject({ type: "object", properties: { qty: { type: "number" } }, required: ["qty"] });
+  });
+});
