@@ -431,9 +431,9 @@ function replayedAs(call: Call, rt: ToolRuntime, done: Done, signal: AbortSignal
 /**
  * Another version's stored output as today's schema gives it (its defaults filled in, keys it
  * strips dropped), or NO when it refuses it, when what it gives has no JSON form, or when parsing
- * it once more changes it: a transform
- * that is not idempotent (`n => n * 2`) would run a second time on data it already made. Each parse
- * is bounded as a fresh call's output check is: the tool's timeout, and the caller's cancel.
+ * it once more changes it: a transform that is not idempotent (`n => n * 2`) would run a second
+ * time on data it already made. Each parse is bounded as a fresh call's output check is: the
+ * tool's timeout, and the caller's cancel.
  */
 async function underTodaysContract(schema: StandardSchemaV1, stored: unknown, signal: AbortSignal | undefined, timeoutMs: number): Promise<unknown> {
   const parse = (v: unknown) => {
