@@ -40,8 +40,8 @@ function valueAt(root: unknown, path: ReadonlyArray<PropertyKey | StandardSchema
 }
 
 /**
- * Codes whose message the validator words from the schema alone (zod 4's built-in issues, and the
- * codes the proxy gives Ajv's): only the value at the issue's own path is hidden in them. Any other
+ * Codes whose message the validator words from the schema alone (zod 4's and zod 3's built-in
+ * issues, and the codes the proxy gives Ajv's): only the value at the issue's own path is hidden in them. Any other
  * code's message may quote any value of the payload, and every one is hidden.
  */
 const SCHEMA_WORDED: ReadonlySet<string> = new Set([
@@ -57,6 +57,14 @@ const SCHEMA_WORDED: ReadonlySet<string> = new Set([
   "invalid_element",
   "invalid_value",
   "required",
+  // zod 3's own (an output schema may still be one)
+  "invalid_literal",
+  "invalid_enum_value",
+  "invalid_union_discriminator",
+  "invalid_string",
+  "invalid_date",
+  "not_finite",
+  "invalid_intersection_types",
 ]);
 
 /**
@@ -73,9 +81,10 @@ function arkTypeMessage(issue: StandardSchemaV1.Issue): { message: string; built
     const own = typeof issue.message === "string" ? issue.message : "";
     return { message: own.length > 0 ? own.slice(0, MESSAGE_WINDOW) : "Invalid value", builtIn: false };
   }
-  // A union's expectation is made of its branches' problems, each with its own "(was …)".
-  const expectation = expected.slice(0, MESSAGE_WINDOW).replace(/ \(was [\s\S]*?\)(?=$| or |, |\n)/g, "");
-  return { message: `must be ${expectation}`, builtIn: code !== "predicate" };
+  // A union's expectation is made of its branches' problems, each with its own "(was …)" and the
+  // payload's keys: a fixed message, and every value of the payload hidden all the same.
+  if (code === "union") return { message: "must match one of the allowed alternatives", builtIn: false };
+  return { message: `must be ${expected.slice(0, MESSAGE_WINDOW)}`, builtIn: code !== "predicate" };
 }
 
 /** Replace any literal echo of the received value in a message (as written, and as JSON writes it inside quotes). */

@@ -42,6 +42,16 @@ export type JsonSchemaResult = { ok: true; schema: JsonSchema } | { ok: false; r
 const ARKTYPE_OPTIONS = {
   fallback: {
     predicate: (ctx: { base: unknown }) => ctx.base,
+    // A second pattern on a string: both must match, as zod writes two regexes.
+    patternIntersection: (ctx: { base: Record<string, unknown>; pattern: string }) => ({
+      ...ctx.base,
+      allOf: [...(Array.isArray(ctx.base.allOf) ? (ctx.base.allOf as unknown[]) : []), { pattern: ctx.pattern }],
+    }),
+    // `undefined` in a union (`"a?": "string | undefined"`): JSON cannot send it, so that branch accepts nothing.
+    unit: (ctx: { unit: unknown }) => {
+      if (ctx.unit === undefined) return { not: {} };
+      throw new Error("cannot be represented in JSON Schema (ArkType: unit)");
+    },
     default: (ctx: { code: string }) => {
       throw new Error(`cannot be represented in JSON Schema (ArkType: ${ctx.code})`);
     },

@@ -271,8 +271,8 @@ function judgeScope(scope: Scope): Verdict {
 const NOTHING: Verdict = { reported: [], clean: true, refuses: () => false };
 
 /**
- * A union keeps the findings of its clean branches (those that match apart from unknown keys)
- * that every clean branch refuses; when no branch is clean, the findings every branch refuses.
+ * A union keeps the findings of its best clean branch (one that matches apart from unknown keys,
+ * with the fewest of them); when no branch is clean, the findings every branch refuses.
  * A branch without errors in a failed union had its errors moved out of sight by a `$ref`
  * (those errors count where they were sorted): it is not judged, and without a clean branch the
  * union reports nothing of its own.
@@ -288,10 +288,17 @@ function judgeUnion(u: Union): Verdict {
     else unseen = true;
   }
   const clean = judged.filter((v) => v.clean);
-  const among = clean.length > 0 ? clean : unseen ? [] : judged;
+  if (clean.length > 0) {
+    // The payload matches these branches apart from unknown keys: it is judged as the one it fits
+    // best, with the fewest unknown keys (a key another branch declares is still unknown to it:
+    // `{ id } | { name }` refuses `{ id, name }`, as the advertised schema does).
+    const best = clean.reduce((a, b) => (b.reported.length < a.reported.length ? b : a));
+    return { reported: best.reported, clean: true, refuses: best.refuses };
+  }
+  const among = unseen ? [] : judged;
   if (among.length === 0) return { reported: [], clean: false, refuses: () => false };
   const reported = among.flatMap((v) => v.reported).filter((f) => among.every((v) => v.refuses(f)));
-  return { reported, clean: clean.length > 0, refuses: (f) => among.every((v) => v.refuses(f)) };
+  return { reported, clean: false, refuses: (f) => among.every((v) => v.refuses(f)) };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -381,6 +381,13 @@ describe("ArkType: what JSON Schema cannot express", () => {
     expect(listing.outputSchemaError).toMatch(/cannot be represented/);
   });
 
+  it("what JSON Schema can express is still served: two patterns on a string, an optional key that may be undefined", async () => {
+    const gate = createGate({ tools: [t(type({ code: type(/^a/).and(/b$/), "note?": "string | undefined" }))] });
+    expect(gate.list()[0]!.inputSchema).toMatchObject({ properties: { code: { type: "string", pattern: "^a", allOf: [{ pattern: "b$" }] } }, required: ["code"] });
+    expect((await gate.call("t", { code: "axb", note: "n" })).ok).toBe(true);
+    expect(await gate.call("t", { code: "ax" })).toMatchObject({ ok: false, code: "INVALID_INPUT", issues: [{ path: "code" }] });
+  });
+
   it("a narrow is advertised as its base type (looser than the runtime, as a zod refine is)", () => {
     const listing = createGate({ tools: [t(type({ qty: type("number").narrow((n) => n % 2 === 0) }))] }).list()[0]!;
     expect(listing.inputSchema).toMatchObject({ type: "object", properties: { qty: { type: "number" } }, required: ["qty"] });

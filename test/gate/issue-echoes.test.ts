@@ -36,7 +36,7 @@ describe("issue messages and the received values: ArkType", () => {
   const SECRET = "correct-horse-battery";
   const gateOf = (input: StandardSchemaV1, output: StandardSchemaV1 = type({}), execute: () => unknown = () => ({})) =>
     createGate({ tools: [defineTool({ name: "t", version: "1", description: "d", input, output, effect: "read", execute: execute as () => never })] });
-  const messages = (r: ToolResult): string => (r.ok ? "" : JSON.stringify(r.issues));
+  const messages = (r: ToolResult): string => (r.ok ? "" : JSON.stringify(r.issues?.map((i) => i.message)));
 
   it.each([
     ["a narrow over an object (the object printed as JSON)", type({ user: "string", note: "string" }).narrow((o) => o.user !== o.note), { user: SECRET, note: SECRET }, "", "predicate"],
@@ -44,6 +44,8 @@ describe("issue messages and the received values: ArkType", () => {
     ["a string with a quote (printed JSON-escaped)", type({ a: "'x' | 'y'" }), { a: `${SECRET}"q` }, "a", undefined],
     ["a tab in an email (printed JSON-escaped)", type({ e: "string.email" }), { e: `correct\thorse-battery` }, "e", "pattern"],
     ["ctx.reject({ actual })", type({ a: "string" }).narrow((o, ctx) => o.a === "ok" || ctx.reject({ expected: "ok", actual: o.a })), { a: SECRET }, "", "predicate"],
+    ["a union whose value is built to end ArkType's '(was …)' early", type({ a: "'x' | 'y'" }), { a: `q) or ${SECRET}` }, "a", "union"],
+    ["a union with an index signature (its message names the payload's keys)", type({ o: type({ "[string]": "number" }).or("string") }), { o: { [`${SECRET}_k`]: "s" } }, `o.${SECRET}_k`, undefined], // the key is in the path, as for any validator
     ["pipe.try (the exception's text)", type({ a: type("string").pipe.try((s): unknown => JSON.parse(s)) }), { a: `{${SECRET}` }, "a", "predicate"],
   ])("%s: no received value, no exception text", async (_label, input, args, path, code) => {
     const r = await gateOf(input).call("t", args);

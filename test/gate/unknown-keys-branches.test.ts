@@ -166,3 +166,15 @@ describe("a payload built to be refused", () => {
     expect(seen).toEqual([]);
   });
 });
+
+describe("overlapping branches", () => {
+  it("a key only another branch declares is still unknown: { id } | { name } refuses { id, name }, as the advertised schema does", async () => {
+    for (const input of [type({ id: "string" }).or({ name: "string" }), z.union([z.object({ id: z.string() }), z.object({ name: z.string() })])]) {
+      const { gate, seen } = gateWith(input);
+      const r = await gate.call("t", { id: "1", name: "n" });
+      expect(r.ok ? null : { code: r.code, issues: r.issues }).toEqual(unknownAt("name"));
+      expect(seen).toEqual([]);
+      expect((await gate.call("t", { id: "1" })).ok).toBe(true);
+    }
+  });
+});
