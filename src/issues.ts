@@ -27,8 +27,8 @@ export function joinPath(path: ReadonlyArray<PropertyKey | StandardSchemaV1.Path
   return out;
 }
 
-/** Read the value at a path in the received payload, for the echo check. */
-function valueAt(root: unknown, path: ReadonlyArray<PropertyKey | StandardSchemaV1.PathSegment> | undefined): unknown {
+/** Read the value at a path in the received payload (its own properties only), for the echo check and the unknown-key check. */
+export function valueAt(root: unknown, path: ReadonlyArray<PropertyKey | StandardSchemaV1.PathSegment> | undefined): unknown {
   let cur = root;
   for (const seg of path ?? []) {
     const key = typeof seg === "object" && seg !== null ? seg.key : seg;

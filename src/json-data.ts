@@ -69,14 +69,30 @@ export function notJsonData(value: unknown): NotJsonIssue | undefined {
 }
 
 /**
- * What JSON writes for `v` under `key` (an index is turned into its text only when a `toJSON` asks):
- * its `toJSON(key)` answer when it has one (a Date's ISO string), else itself.
+ * @internal The first step of how `JSON.stringify` writes `v` under `key` (an index is turned into
+ * its text only when a `toJSON` asks): its `toJSON(key)` answer when it has one (a Date's ISO
+ * string), else itself. Throws what the `toJSON` (or a getter of it) throws.
  */
-function jsonForm(v: unknown, key: string | number): unknown {
+export function _toJsonAnswer(v: unknown, key: string | number): unknown {
   if ((typeof v !== "object" || v === null) && typeof v !== "bigint") return v;
+  const toJSON = (v as { toJSON?: unknown }).toJSON;
+  return typeof toJSON === "function" ? (toJSON as (key: string) => unknown).call(v, String(key)) : v;
+}
+
+/**
+ * @internal The value `JSON.stringify` writes for `v` under `key`: {@link _toJsonAnswer}, then a
+ * boxed primitive unwrapped (what the ledger's redacted copy and the result capture walk; this
+ * module refuses a boxed primitive instead). Throws what a `toJSON` throws.
+ */
+export function _jsonWrittenValue(v: unknown, key: string | number): unknown {
+  const answer = _toJsonAnswer(v, key);
+  return answer instanceof Number || answer instanceof String || answer instanceof Boolean ? answer.valueOf() : answer;
+}
+
+/** {@link _toJsonAnswer}, with a throw as the reason to refuse. */
+function jsonForm(v: unknown, key: string | number): unknown {
   try {
-    const toJSON = (v as { toJSON?: unknown }).toJSON;
-    return typeof toJSON === "function" ? (toJSON as (key: string) => unknown).call(v, String(key)) : v;
+    return _toJsonAnswer(v, key);
   } catch {
     return new Stop("non_json", "Value could not be turned into JSON (its toJSON or a getter threw)");
   }

@@ -17,7 +17,7 @@
  */
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import type { Issue } from "./result.js";
-import { issue, MAX_ISSUES } from "./issues.js";
+import { issue, MAX_ISSUES, valueAt } from "./issues.js";
 import type { Redactor } from "./redact.js";
 import type { JsonSchema } from "./standard.js";
 import { mapSubschemas } from "./json-schema.js";
@@ -56,19 +56,9 @@ interface Checked {
   readonly schema: Record<string, unknown>;
 }
 
-/** The value at a JSON pointer of the payload (Ajv's `instancePath`). */
-function valueAt(root: unknown, ptr: string): unknown {
-  let v = root;
-  for (const seg of dotted(ptr)) {
-    if (typeof v !== "object" || v === null || !Object.hasOwn(v, seg)) return undefined;
-    v = (v as Record<string, unknown>)[seg];
-  }
-  return v;
-}
-
 /** A `type` error that asks for an object (and not an array) where the value is an array. */
 function isArrayForObject(e: ErrorObject, c: Checked): boolean {
-  if (e.keyword !== "type" || !Array.isArray(valueAt(c.received, e.instancePath))) return false;
+  if (e.keyword !== "type" || !Array.isArray(valueAt(c.received, dotted(e.instancePath)))) return false;
   const t = (e.params as { type?: unknown }).type;
   const types = Array.isArray(t) ? t : typeof t === "string" ? t.split(",") : [];
   return types.includes("object") && !types.includes("array");

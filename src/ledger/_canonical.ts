@@ -5,6 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import type { Redactor } from "../redact.js";
+import { _jsonWrittenValue } from "../json-data.js";
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
@@ -70,14 +71,7 @@ export function _redactDeep(value: unknown, redact: Redactor): unknown {
 }
 
 function walk(holder: object, key: string, redact: Redactor, stack: object[]): unknown {
-  let v: unknown = (holder as Record<string, unknown>)[key];
-  if ((typeof v === "object" && v !== null) || typeof v === "bigint") {
-    const toJSON: unknown = (v as { toJSON?: unknown }).toJSON;
-    if (typeof toJSON === "function") v = (toJSON as (k: string) => unknown).call(v, key);
-  }
-  if (v instanceof Number) v = Number(v);
-  else if (v instanceof String) v = String(v);
-  else if (v instanceof Boolean) v = v.valueOf();
+  const v = _jsonWrittenValue((holder as Record<string, unknown>)[key], key);
   switch (typeof v) {
     case "string":
       return redact(v);

@@ -6,6 +6,7 @@
  */
 import type { ToolListing } from "../json-schema.js";
 import { isRecord } from "../_record.js";
+import { _jsonWrittenValue } from "../json-data.js"; // what JSON writes: a field a class's toJSON hides stays out of the capture too
 import { _isSecretKeyName, truncate, type Redactor } from "../redact.js";
 
 /** What to record besides the call's decision. Default: nothing. */
@@ -117,19 +118,6 @@ interface Walk {
   nodes: number;
 }
 
-/**
- * What JSON writes for `v` under `key`, one step: its `toJSON(key)` answer (a Date's ISO string; a
- * field a class hides from JSON stays hidden from the capture too), a boxed primitive unwrapped.
- */
-function written(v: unknown, key: string): unknown {
-  if ((typeof v === "object" && v !== null) || typeof v === "bigint") {
-    const toJSON: unknown = (v as { toJSON?: unknown }).toJSON;
-    if (typeof toJSON === "function") v = (toJSON as (k: string) => unknown).call(v, key);
-  }
-  if (v instanceof Number || v instanceof String || v instanceof Boolean) return v.valueOf();
-  return v;
-}
-
 /** What JSON does not write: in an object the key is left out, in an array it is null. */
 function absentInJson(v: unknown): boolean {
   return v === undefined || typeof v === "function" || typeof v === "symbol";
@@ -155,7 +143,7 @@ function walk(v: unknown, direct: readonly JsonObject[], st: Walk, depth: number
             out.push("[TRUNCATED]");
             break;
           }
-          const item = written(v[i], String(i));
+          const item = _jsonWrittenValue(v[i], String(i));
           out.push(absentInJson(item) ? null : walk(item, childrenForIndex(schemas, i), st, depth + 1)); // JSON writes null there
         }
         return out;
@@ -169,7 +157,7 @@ function walk(v: unknown, direct: readonly JsonObject[], st: Walk, depth: number
           break;
         }
         const raw = (v as JsonObject)[key];
-        const child = written(raw, key);
+        const child = _jsonWrittenValue(raw, key);
         if (absentInJson(child)) continue; // JSON leaves the key out (an own toJSON method among them)
         const safeKey = redactThenCut(key, st.redact, 200);
         const name = Object.hasOwn(out, safeKey) ? `${safeKey}#${++n}` : safeKey;
@@ -196,7 +184,7 @@ function walk(v: unknown, direct: readonly JsonObject[], st: Walk, depth: number
 export function captureValue(value: unknown, schema: unknown, redact: Redactor, maxLength: number, skipTopKey?: string): string {
   try {
     const root = isRecord(schema) ? schema : undefined;
-    const redacted = walk(written(value, ""), root === undefined ? [] : [root], { root, redact, nodes: 0 }, 0, skipTopKey);
+    const redacted = walk(_jsonWrittenValue(value, ""), root === undefined ? [] : [root], { root, redact, nodes: 0 }, 0, skipTopKey);
     return truncate(JSON.stringify(redacted) ?? "null", maxLength);
   } catch {
     return '"[UNAVAILABLE]"';
