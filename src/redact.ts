@@ -40,7 +40,7 @@ const SPARED_THEN_SUFFIX = String.raw`(?<!(?:page|next|next[_-]?sync|continuatio
 /** A secret's name in text (`password=…`, `"apiKey":"…"`). */
 const SECRET_NAME = `(?:api[_-]?key|secret|password|passwd|token)${SPARED_THEN_SUFFIX}`;
 
-/** The shapes scrubbed by default: provider API keys, cloud keys, bearer tokens, JWTs, private keys. */
+/** The shapes scrubbed by default: provider API keys, cloud keys, bearer tokens, Basic credentials, passwords in URLs, JWTs, private keys. */
 export const DEFAULT_SECRET_PATTERNS: readonly RegExp[] = Object.freeze([
   /\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}/g, // OpenAI / Anthropic style
   /\b(?:sk|pk|rk)_(?:live|test)_[A-Za-z0-9]{10,}/g, // Stripe style
@@ -50,6 +50,11 @@ export const DEFAULT_SECRET_PATTERNS: readonly RegExp[] = Object.freeze([
   /\bAKIA[0-9A-Z]{16}\b/g, // AWS access key id
   /\bAIza[0-9A-Za-z_-]{35}\b/g, // Google API key
   /\bBearer\s+[A-Za-z0-9._~+/-]{8,}=*/gi, // bearer tokens
+  // Basic credentials only as an Authorization value: "Basic" before a word is ordinary prose.
+  /\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?Basic\s+[A-Za-z0-9+/]{4,}={0,2}/gi,
+  // A URL's user and password (postgres://app:hunter2@db): the host after "@" stays. Scheme and
+  // user are bounded, so text that never reaches "://…@" is scanned a bounded distance per start.
+  /\b[A-Za-z][A-Za-z0-9+.-]{1,30}:\/\/[^\s:/@?#]{0,256}:[^\s/@?#]{1,256}(?=@)/g,
   // JWT: from the first "eyJ" of a run of token characters ("session=a-eyJ…" keeps "a-"). With `\b`,
   // "-eyJ" repeated started a scan to the end at every "eyJ", each failing there (quadratic: 64 KB
   // took 2 s, 1 MiB minutes). Now an "eyJ" goes on only when no other stands between it and the
@@ -76,19 +81,19 @@ export function _isSecretKeyName(key: string): boolean {
 const SECRET_KEY_NAME = new RegExp(`(?:api[_-]?key|secret|password|passwd|token|authorization|credentials?|private[_-]?key)${SPARED_THEN_SUFFIX}$`, "i");
 
 /**
- * No default pattern matches fewer characters than this: the shortest is the `key=value` shape
- * (`token=` and 6 characters). Below it only custom patterns could match.
+ * No default pattern matches fewer characters than this: the shortest is a URL's credentials
+ * (`ab://:x`, then the `@` it must be followed by). Below it only custom patterns could match.
  */
-const DEFAULT_MIN_MATCH = 12;
+const DEFAULT_MIN_MATCH = 8;
 
 /**
  * The redactor's own copies of the defaults (changing an exported RegExp object changes nothing
  * here), and a test every string they can match passes: each default has one of these fixed
  * parts, and the test ignores case, so it is looser than the patterns. Most text a gate redacts
- * (validator messages, issue paths, names) has none of them, and one test spares the eleven.
+ * (validator messages, issue paths, names) has none of them, and one test spares the thirteen.
  */
 const DEFAULTS: readonly RegExp[] = DEFAULT_SECRET_PATTERNS.map((p) => new RegExp(p.source, p.flags));
-const DEFAULT_ANCHORS = /sk-|_live_|_test_|gh[pousr]_|github_pat_|xox|akia|aiza|bearer|eyj|-----begin|key|secret|passw|token/i;
+const DEFAULT_ANCHORS = /sk-|_live_|_test_|gh[pousr]_|github_pat_|xox|akia|aiza|bearer|authorization|:\/\/|eyj|-----begin|key|secret|passw|token/i;
 
 /** @internal Whether `text` has a fixed part of a default pattern (a default can only match then). */
 export function _mayHoldDefaultSecret(text: string): boolean {

@@ -22,8 +22,11 @@ function withoutLookarounds(source: string): string {
   return out;
 }
 
+/** What a match must be followed by in the text (a URL's credentials end before its "@"). */
+const followedBy = (match: string): string => (match.includes("://") ? "@" : "");
+
 /** The shortest strings each default pattern matches (found by hand from the patterns). */
-const SHORTEST = ["token=abcdef", "secret:abcdef", "Bearer abcdefgh", "xoxb-abcdefghij", "sk_live_abcdefghij", "sk-abcdefghijklmnop", "eyJabcde.abcde.abcde", "AKIAABCDEFGHIJKLMNOP"];
+const SHORTEST = ["ab://:x", "token=abcdef", "secret:abcdef", "Bearer abcdefgh", "xoxb-abcdefghij", "sk_live_abcdefghij", "sk-abcdefghijklmnop", "eyJabcde.abcde.abcde", "AKIAABCDEFGHIJKLMNOP"];
 
 describe("createRedactor", () => {
   it("applies custom patterns to short strings (a 7-character PIN, a 4-digit code)", () => {
@@ -35,8 +38,8 @@ describe("createRedactor", () => {
 
   it("still redacts the shortest secrets the default patterns match", () => {
     const redact = createRedactor();
-    for (const s of SHORTEST) expect(redact(s), s).toBe("[REDACTED]");
-    expect(Math.min(...SHORTEST.map((s) => s.length))).toBe(12);
+    for (const s of SHORTEST) expect(redact(s + followedBy(s)), s).toBe("[REDACTED]" + followedBy(s));
+    expect(Math.min(...SHORTEST.map((s) => s.length + followedBy(s).length))).toBe(8);
   });
 
   it("redacts key=value secrets in JSON and inside longer names (access_token, client_secret, DB_PASSWORD)", () => {
@@ -80,6 +83,25 @@ describe("createRedactor", () => {
     expect(redact(query) === query).toBe(true);
   });
 
+  it("redacts Basic credentials given as an Authorization value and the user:password of a URL, and leaves prose, hosts and ports", () => {
+    const redact = createRedactor();
+    const cases: Record<string, string> = {
+      "Authorization: Basic dXNlcjpodW50ZXIy": "[REDACTED]",
+      '{"headers":{"authorization":"Basic dXNlcjpodW50ZXIy=="}}': '{"headers":{"[REDACTED]"}}',
+      "Proxy-Authorization: basic YWxhZGRpbjpvcGVuc2VzYW1l next": "[REDACTED] next",
+      "connect ECONNREFUSED postgres://app:hunter2@db.internal:5432/orders": "connect ECONNREFUSED [REDACTED]@db.internal:5432/orders",
+      "redis://:pw@cache:6379 and mongodb+srv://admin:s3cr%40t@cluster0.example.net/db": "[REDACTED]@cache:6379 and [REDACTED]@cluster0.example.net/db",
+      // prose, a URL without credentials, a port, an "@" in a path or query: all kept
+      "Basic information about the order; see Basic plan": "Basic information about the order; see Basic plan",
+      "https://example.com:8443/orders?owner=a@b.c and https://example.com/@team": "https://example.com:8443/orders?owner=a@b.c and https://example.com/@team",
+      "authorization: required for refunds": "authorization: required for refunds",
+    };
+    for (const [text, want] of Object.entries(cases)) expect(redact(text), text).toBe(want);
+    // Bounded scans: runs that keep almost matching stay linear (each would take seconds if quadratic).
+    const long = ["a.".repeat(300_000), "ab://" + "u".repeat(300_000), "x://u:".repeat(100_000), "authorization: " + " ".repeat(500_000) + "Basic"];
+    for (const text of long) expect(redact(text) === text, text.slice(0, 20)).toBe(true);
+  });
+
   it("truncate never cuts a surrogate pair in half", () => {
     const cut = truncate("x".repeat(198) + "😀 tail", 200);
     expect(cut).toBe("x".repeat(198) + "…");
@@ -88,9 +110,9 @@ describe("createRedactor", () => {
     expect(truncate("short", 200)).toBe("short");
   });
 
-  it("no default pattern matches a string shorter than 12 characters (so the shortcut loses nothing)", () => {
-    const pieces = ["sk-", "sk_live_", "ghp_", "xoxb-", "AKIA", "AIza", "Bearer ", "eyJ", ".", "token", "secret", "apikey", "passwd", "=", ":", "-----BEGIN ", "PRIVATE KEY-----", "a", "Z", "0", "_", "-", " "];
-    const short = fc.array(fc.constantFrom(...pieces), { maxLength: 8 }).map((p) => p.join("")).filter((s) => s.length < 12);
+  it("no default pattern matches in a string shorter than 8 characters (so the shortcut loses nothing)", () => {
+    const pieces = ["ab://", "@", "sk-", "sk_live_", "ghp_", "xoxb-", "AKIA", "AIza", "Bearer ", "eyJ", ".", "token", "secret", "apikey", "passwd", "=", ":", "-----BEGIN ", "PRIVATE KEY-----", "a", "Z", "0", "_", "-", " "];
+    const short = fc.array(fc.constantFrom(...pieces), { maxLength: 8 }).map((p) => p.join("")).filter((s) => s.length < 8);
     fc.assert(
       fc.property(short, (s) => DEFAULT_SECRET_PATTERNS.every((p) => new RegExp(p.source, p.flags.replace("g", "")).exec(s) === null)),
       { numRuns: 5_000 },
@@ -98,7 +120,7 @@ describe("createRedactor", () => {
     // And matches generated from each pattern (word boundaries dropped, case fixed) are never shorter.
     for (const p of DEFAULT_SECRET_PATTERNS) {
       const re = new RegExp(`^(?:${withoutLookarounds(p.source.replace(/\\b/g, ""))})$`); // lookarounds match no characters
-      for (const m of fc.sample(fc.stringMatching(re), 200)) expect(m.length, p.source).toBeGreaterThanOrEqual(12);
+      for (const m of fc.sample(fc.stringMatching(re), 200)) expect(m.length + followedBy(m).length, p.source).toBeGreaterThanOrEqual(8);
     }
   });
   it("skips the defaults only for text none of them can match (their fixed parts, in any case)", () => {
@@ -110,12 +132,12 @@ describe("createRedactor", () => {
     // And the redactor answers exactly as running every default in order does, on text that mixes
     // their fixed parts with ordinary words.
     const reference = (text: string) => DEFAULT_SECRET_PATTERNS.reduce((out, p) => out.replace(new RegExp(p.source, p.flags), "[REDACTED]"), text);
-    const pieces = ["token=", "Secret: ", "Bearer ", "sk-", "sk_live_", "ghp_", "xoxb-", "AKIA", "AIza", "eyJ", ".", "-----BEGIN RSA PRIVATE KEY-----", "abcdefghijklmnop0123", "Invalid input: expected string", "customerId", " ", "=", "KEY"];
+    const pieces = ["token=", "Secret: ", "Bearer ", "Authorization: Basic ", "postgres://", "u:", "@", "Basic ", "sk-", "sk_live_", "ghp_", "xoxb-", "AKIA", "AIza", "eyJ", ".", "-----BEGIN RSA PRIVATE KEY-----", "abcdefghijklmnop0123", "Invalid input: expected string", "customerId", " ", "=", "KEY"];
     const redact = createRedactor();
     fc.assert(
       fc.property(fc.array(fc.constantFrom(...pieces), { maxLength: 8 }), (parts) => {
         const text = parts.join("");
-        expect(redact(text)).toBe(text.length < 12 ? text : reference(text));
+        expect(redact(text)).toBe(text.length < 8 ? text : reference(text));
       }),
       { numRuns: 3_000 },
     );
