@@ -84,6 +84,25 @@ export function denied(message = "The service denied the call"): ToolError {
   return new ToolError("denied", message);
 }
 
+/**
+ * What `onHookError` hears, and `request.signal` aborts with, when `authorize` or `approve` did not
+ * answer in time (`authorizeTimeoutMs`, `approvalTimeoutMs`): the call was refused (DENIED), and
+ * an answer that comes later is ignored.
+ * @example
+ * createGate({ tools, approve, onHookError: (hook, e) => { if (e instanceof HookTimeoutError) log(`${hook}: no answer in ${e.timeoutMs} ms`); } });
+ */
+export class HookTimeoutError extends Error {
+  override readonly name = "HookTimeoutError";
+  constructor(
+    /** The hook that did not answer. */
+    readonly hook: "authorize" | "approve",
+    /** How long the gate waited, ms. */
+    readonly timeoutMs: number,
+  ) {
+    super(`${hook} did not answer within ${timeoutMs} ms; the call was refused`);
+  }
+}
+
 const CONFIG_BRAND = Symbol.for("toolgate.ConfigError");
 
 /**

@@ -28,8 +28,12 @@ export interface CallRequest {
   /** The validated input. */
   readonly input: unknown;
   readonly meta: Readonly<Record<string, unknown>>;
-  /** The caller's signal: when it aborts, the gate stops waiting for the decision (close a prompt on it). */
-  readonly signal: AbortSignal | undefined;
+  /**
+   * Aborts when the gate stops waiting for the decision (close a prompt on it): the caller's signal
+   * aborted (with its reason), or the hook's time ran out (with a `HookTimeoutError`; see
+   * `authorizeTimeoutMs` and `approvalTimeoutMs`). An answer given after that is ignored.
+   */
+  readonly signal: AbortSignal;
 }
 
 /**
@@ -84,6 +88,10 @@ export interface GateOptions<T extends readonly AnyTool[] = readonly AnyTool[]> 
   authorize?(call: CallRequestOf<T>): AuthorizeDecision | Promise<AuthorizeDecision>;
   /** Ask a person to approve a call to a tool that requires approval. Absent: such calls are DENIED. `call.input` is typed by `call.tool`. */
   approve?(call: CallRequestOf<T>): boolean | Promise<boolean>;
+  /** How long an `authorize` that returns a promise may take, ms; past it the call is DENIED ("Authorization could not be decided"). Default 10,000. */
+  readonly authorizeTimeoutMs?: number;
+  /** How long an `approve` that returns a promise may take, ms; past it the call is DENIED ("not approved"). Default 600,000 (ten minutes). */
+  readonly approvalTimeoutMs?: number;
   /** One record per call (never the payload). */
   onCall?(record: CallRecord): unknown;
   /** One event per execution attempt. */
@@ -106,6 +114,8 @@ export interface ResolvedGate {
   readonly budget: RetryBudget;
   readonly authorize: GateOptions["authorize"];
   readonly approve: GateOptions["approve"];
+  readonly authorizeTimeoutMs: number;
+  readonly approvalTimeoutMs: number;
   readonly onCall: ((r: CallRecord) => void) | undefined;
   readonly onAttempt: ((e: AttemptEvent) => void) | undefined;
   readonly onHookError: HookErrorHandler;
@@ -113,7 +123,7 @@ export interface ResolvedGate {
 }
 
 /** The keys of {@link GateOptions}. */
-const GATE_KEYS = ["tools", "limits", "retry", "breaker", "timeoutMs", "concurrency", "redact", "ledger", "authorize", "approve", "onCall", "onAttempt", "onBreakerChange", "onHookError", "random"];
+const GATE_KEYS = ["tools", "limits", "retry", "breaker", "timeoutMs", "concurrency", "redact", "ledger", "authorize", "approve", "authorizeTimeoutMs", "approvalTimeoutMs", "onCall", "onAttempt", "onBreakerChange", "onHookError", "random"];
 
 function bad(code: string, message: string): never {
   throw new ToolgateConfigError(code, `createGate: ${message}`);
@@ -158,6 +168,10 @@ export function resolveGate(o: GateOptions): ResolvedGate {
   _checkRetry(retry, (m) => bad("E_GATE_RETRY", m));
   const timeoutMs = o.timeoutMs ?? 30_000;
   if (!positiveInt(timeoutMs, 2 ** 31 - 1)) bad("E_GATE_TIMEOUT", "timeoutMs must be a positive integer (ms)");
+  const authorizeTimeoutMs = o.authorizeTimeoutMs ?? 10_000;
+  if (!positiveInt(authorizeTimeoutMs, 2 ** 31 - 1)) bad("E_GATE_TIMEOUT", "authorizeTimeoutMs must be a positive integer (ms)");
+  const approvalTimeoutMs = o.approvalTimeoutMs ?? 600_000;
+  if (!positiveInt(approvalTimeoutMs, 2 ** 31 - 1)) bad("E_GATE_TIMEOUT", "approvalTimeoutMs must be a positive integer (ms)");
   const concurrency = o.concurrency ?? 64;
   if (!positiveInt(concurrency, 1_000_000)) bad("E_GATE_CONCURRENCY", "concurrency must be a positive integer");
   if (o.breaker !== undefined && o.breaker !== false) {
@@ -232,6 +246,8 @@ export function resolveGate(o: GateOptions): ResolvedGate {
     budget: retry.budget === false ? UNLIMITED_BUDGET : createRetryBudget(retry.budget),
     authorize: o.authorize?.bind(o),
     approve: o.approve?.bind(o),
+    authorizeTimeoutMs,
+    approvalTimeoutMs,
     onCall: safeHook("onCall", o.onCall?.bind(o), onHookError),
     onAttempt: safeHook("onAttempt", o.onAttempt?.bind(o), onHookError),
     onHookError,

@@ -8,7 +8,8 @@ import type { StandardSchemaV1 } from "@standard-schema/spec";
 import { newCallId } from "./call-id.js";
 import { _fail, type CallMeta, type Failure, type ToolFailure, type ToolResult } from "./result.js";
 import type { AnyTool, OutputOf, Principal } from "./tool.js";
-import { resolveGate, type CallRequest, type GateOptions, type ResolvedGate } from "./gate-options.js";
+import { resolveGate, type GateOptions, type ResolvedGate } from "./gate-options.js";
+import { authorizeAndApprove, DecisionRequest } from "./decision.js";
 import { hardenParsed, hardenValue, parseText, type Hardened } from "./harden.js";
 import { splitMeta, type SplitMeta } from "./meta.js";
 import { NO } from "./fast-path.js";
@@ -21,7 +22,6 @@ import { classifyError } from "./policy/classify.js";
 import { isPromiseLike } from "./standard.js";
 import { isToolError } from "./errors.js";
 import { CANCELLED, TIMED_OUT, untilSettled } from "./policy/caller-signal.js";
-import { truncate } from "./redact.js";
 import { wallClockAt } from "./wall-clock.js";
 import { _rememberPaths, recordPaths } from "./issue-paths.js";
 import { RECORD_REFUSAL, type RefusalRecorder } from "./refusal.js";
@@ -68,9 +68,6 @@ const MSG = {
   limits: "Arguments break the gate's payload rules; fix the listed fields",
   invalidInput: "Arguments do not match the tool's input schema; fix the listed fields",
   validatorThrew: "Arguments could not be validated",
-  denied: "The caller is not authorized for this call",
-  authorizeFailed: "Authorization could not be decided; the call was refused",
-  notApproved: "not approved",
   invalidOutput: "The tool returned a result that breaks its output contract",
   checkFailed: "The tool's business check failed",
   callOptions: "Invalid call options",
@@ -349,7 +346,7 @@ function decided(call: Call, rt: ToolRuntime, input: unknown, meta: Readonly<Rec
   const tool = rt.tool;
   try {
     const signal = opts?.signal;
-    const request: CallRequest = { tool: tool.name, version: tool.version, effect: tool.effect, callId: call.callId, principal: opts?.principal, input, meta, signal };
+    const request = new DecisionRequest(tool.name, tool.version, tool.effect, call.callId, opts?.principal, input, meta, signal);
     // A caller's cancel ends the wait for a decision (a person may never answer an approval).
     if (signal?.aborted === true) return refuse(call, cancelledBefore()); // ask no one for a cancelled call
     return untilSettled(authorizeAndApprove(call.g, tool, request), signal).then((refused) => {
@@ -634,51 +631,6 @@ function validate(schema: StandardSchemaV1, value: unknown): StandardSchemaV1.Re
     return "threw";
   }
   return isPromiseLike(r) ? Promise.resolve(r).catch(() => "threw" as const) : r;
-}
-
-async function authorizeAndApprove(g: ResolvedGate, tool: AnyTool, request: CallRequest): Promise<Failure | undefined> {
-  if (g.authorize !== undefined) {
-    let decision: unknown;
-    try {
-      decision = await g.authorize(request);
-    } catch (e) {
-      g.onHookError("authorize", e);
-      return _fail("DENIED", MSG.authorizeFailed, false, "none");
-    }
-    if (decision !== true) {
-      if (typeof decision === "object" && decision !== null && (decision as { allow?: unknown }).allow === true) {
-        // allowed
-      } else {
-        const reason = typeof decision === "object" && decision !== null ? (decision as { reason?: unknown }).reason : undefined;
-        const msg = typeof reason === "string" && reason.length > 0 ? truncate(g.redact(reason), 200) : MSG.denied;
-        return _fail("DENIED", msg, false, "none");
-      }
-    }
-  }
-  // Cancelled while authorize decided: the call is answered already (cancelled); open no prompt.
-  if (request.signal?.aborted === true) return cancelledBefore();
-  if (tool.approval !== undefined && tool.approval !== false) {
-    let needed = true;
-    if (typeof tool.approval === "function") {
-      try {
-        needed = tool.approval(request.input) !== false;
-      } catch (e) {
-        g.onHookError("approval", e); // fail closed: ask
-      }
-    }
-    if (needed) {
-      if (g.approve === undefined) return _fail("DENIED", MSG.notApproved, false, "none");
-      let ok: unknown;
-      try {
-        ok = await g.approve(request);
-      } catch (e) {
-        g.onHookError("approve", e);
-        ok = false;
-      }
-      if (ok !== true) return _fail("DENIED", MSG.notApproved, false, "none");
-    }
-  }
-  return undefined;
 }
 
 /** The check's verdict — undefined (passed), a ToolError, or "threw" — synchronously when the check is. */

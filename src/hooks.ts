@@ -5,6 +5,7 @@
  */
 import type { Effect, ToolErrorCode } from "./result.js";
 import { isPromiseLike } from "./standard.js";
+import { HookTimeoutError } from "./errors.js";
 
 /** One record per call, for `onCall`. Never contains the payload. */
 export interface CallRecord {
@@ -41,10 +42,13 @@ export type HookErrorHandler = (hook: string, error: unknown) => void;
 const warned = new Set<string>();
 
 /** Default: one process warning per hook name, so a broken hook is visible but not noisy. */
-export const warnOnceOnHookError: HookErrorHandler = (hook) => {
-  if (warned.has(hook)) return;
-  warned.add(hook);
-  process.emitWarning(`toolgate: the ${hook} hook threw; its result was ignored`, { code: "TOOLGATE_HOOK" });
+export const warnOnceOnHookError: HookErrorHandler = (hook, error) => {
+  const late = error instanceof HookTimeoutError;
+  const key = late ? `${hook} (timeout)` : hook;
+  if (warned.has(key)) return;
+  warned.add(key);
+  const what = late ? `did not answer within ${error.timeoutMs} ms; the call was refused` : "threw; its result was ignored";
+  process.emitWarning(`toolgate: the ${hook} hook ${what}`, { code: "TOOLGATE_HOOK" });
 };
 
 /**

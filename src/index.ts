@@ -29,7 +29,7 @@ export type { CallOptions, DataOf, Gate } from "./gate.js";
 export type { AuthorizeDecision, CallRequest, CallRequestOf, GateOptions, GateRetryOptions } from "./gate-options.js";
 export { TOOL_ERROR_CODES, isFailure } from "./result.js";
 export type { CallMeta, Effect, EffectRef, Issue, ToolErrorCode, ToolFailure, ToolResult, ToolSuccess } from "./result.js";
-export { ToolError, ToolgateConfigError, denied, isToolError, isToolgateConfigError, reject, transient } from "./errors.js";
+export { HookTimeoutError, ToolError, ToolgateConfigError, denied, isToolError, isToolgateConfigError, reject, transient } from "./errors.js";
 export type { FailureKind, RejectOptions, TransientOptions } from "./errors.js";
 export { DEFAULT_LIMITS } from "./harden.js";
 export type { Limits } from "./harden.js";

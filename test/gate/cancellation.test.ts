@@ -154,9 +154,10 @@ describe("waits other than the tool", () => {
     const ctrl = new AbortController();
     const pending = gate.call("pay", {}, { signal: ctrl.signal });
     await new Promise((r) => setTimeout(r, 5));
-    expect(seen).toBe(ctrl.signal);
-    ctrl.abort();
+    expect(seen?.aborted).toBe(false);
+    ctrl.abort("the user left");
     expect(summary(await pending)).toEqual({ code: "FAILED", effect: "none", retryable: false, attempts: 0 });
+    expect([seen?.aborted, seen?.reason]).toEqual([true, "the user left"]); // the prompt can close
     expect(runs).toBe(0);
     expect(getEventListeners(ctrl.signal, "abort")).toHaveLength(0);
   });
