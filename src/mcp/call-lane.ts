@@ -10,8 +10,10 @@
  * Everything else (initialize, ping, tools/list, notifications, the client's answers) still goes
  * to the SDK unchanged, and so does a `tools/call` the lane did not see (a message delivered
  * while the transport was starting): the same `answer` serves both paths, so their answers are
- * the same. One thing only the lane adds: an answer the transport fails to send is followed by a
- * -32603 error for its request (the SDK reports the failure and sends nothing).
+ * the same. Two things only the lane adds: an answer the transport fails to send is followed by a
+ * -32603 error for its request (the SDK reports the failure and sends nothing); and over
+ * Streamable HTTP a cancelled call's POST response ends once the POST's other requests are
+ * answered (./cancelled-response.ts; the SDK's transport waits for an answer that never comes).
  *
  * What the lane keeps of the SDK's behaviour, each tested in test/mcp/call-lane.test.ts:
  * `notifications/cancelled` aborts the call and no answer is sent for it (the notification still
@@ -29,6 +31,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, McpError, type JSONRPCMessage, type MessageExtraInfo, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import { isRecord } from "../_record.js";
+import { endCancelledResponse } from "./cancelled-response.js";
 
 /** What a call's answer knows of its request, besides `params`. */
 export interface CallRequestInfo {
@@ -91,8 +94,21 @@ export class LaneServer extends Server {
  * field of SDK 1.x, read defensively: 0 when it is not there).
  */
 export function sdkInFlight(server: Server): number {
+  return sdkControllers(server)?.size ?? 0;
+}
+
+/**
+ * The abort controller of a request the SDK's `Protocol` is handling (the same private field as
+ * {@link sdkInFlight}): `undefined` when there is none, or the field is not there.
+ */
+export function sdkRequestController(server: Server, id: RequestId): AbortController | undefined {
+  const controller: unknown = sdkControllers(server)?.get(id);
+  return controller instanceof AbortController ? controller : undefined;
+}
+
+function sdkControllers(server: Server): Map<unknown, unknown> | undefined {
   const map = (server as unknown as { _requestHandlerAbortControllers?: unknown })._requestHandlerAbortControllers;
-  return map instanceof Map ? map.size : 0;
+  return map instanceof Map ? map : undefined;
 }
 
 function isRequestId(v: unknown): v is RequestId {
@@ -158,6 +174,9 @@ function openLane(transport: Transport, answer: CallAnswer, onerror: (e: Error) 
         if (controller !== undefined) {
           inFlight.delete(m.params.requestId);
           controller.abort(m.params.reason);
+          // No answer will come, so the transport would hold the POST that carried it open (./cancelled-response.ts).
+          const failed = endCancelledResponse(transport, m.params.requestId);
+          if (failed !== undefined) onerror(new Error(`Failed to end a cancelled call's response: ${failed.message}`));
         }
         // and on to the SDK: its own requests, and a cancelled-notification handler set on the server, still hear it
       }

@@ -93,10 +93,13 @@ import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
 import type { AddressInfo } from "node:net";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
+import { isInitializeRequest, type RequestId } from "@modelcontextprotocol/sdk/types.js";
 import { ToolgateConfigError } from "../errors.js";
 import { checkKnownKeys, optionNames } from "../known-keys.js";
 import { MAX_MESSAGE_DEPTH, nestsWithin } from "./json-depth.js";
+import { isRecord } from "../_record.js";
+import { sdkRequestController } from "./call-lane.js";
+import { endCancelledResponse } from "./cancelled-response.js";
 
 /** Options of {@link serveHttp}. */
 export interface HttpOptions {
@@ -240,6 +243,36 @@ function readBody(req: IncomingMessage, max: number, budget: BodyBudget): Promis
   });
 }
 
+/**
+ * A cancel for a request the SDK's own handlers serve (a server that is not createMcpServer's, or a
+ * request the lane leaves to the SDK; the lane ends its own calls' responses): the SDK aborts the
+ * handler and sends no answer, so the POST that carried the request would stay open
+ * (./cancelled-response.ts). The SDK aborts on a later tick, hence the listener.
+ */
+function endSdkCancelledResponses(server: Server, transport: StreamableHTTPServerTransport): void {
+  const next = transport.onmessage;
+  if (next === undefined) return;
+  transport.onmessage = (message, extra) => {
+    const id = cancelledId(message);
+    const controller = id === undefined ? undefined : sdkRequestController(server, id);
+    next(message, extra);
+    if (controller === undefined || id === undefined) return;
+    const end = (): void => {
+      const failed = endCancelledResponse(transport, id);
+      if (failed !== undefined) server.onerror?.(new Error(`Failed to end a cancelled request's response: ${failed.message}`));
+    };
+    if (controller.signal.aborted) end();
+    else controller.signal.addEventListener("abort", end, { once: true });
+  };
+}
+
+/** The request id a `notifications/cancelled` names; `undefined` for any other message. */
+function cancelledId(message: unknown): RequestId | undefined {
+  if (!isRecord(message) || message.method !== "notifications/cancelled" || !isRecord(message.params)) return undefined;
+  const id = message.params.requestId;
+  return typeof id === "string" || typeof id === "number" ? id : undefined;
+}
+
 function isInitialize(body: unknown): boolean {
   return Array.isArray(body) ? body.some((m) => isInitializeRequest(m)) : isInitializeRequest(body);
 }
@@ -318,6 +351,7 @@ export async function serveHttp(factory: () => Server, options: HttpOptions = {}
         if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
       };
       await server.connect(transport);
+      endSdkCancelledResponses(server, transport);
       return transport.handleRequest(req, res, body.value);
     }
     if (req.method === "GET" || req.method === "DELETE") {
