@@ -116,8 +116,10 @@ export class ToolgateConfigError extends Error {
     /** Stable code, e.g. `E_TOOL_NAME`. */
     readonly code: string,
     message: string,
+    /** `{ cause }`: the underlying error, when there is one (e.g. a driver that failed to load). */
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
   }
 }
 

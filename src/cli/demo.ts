@@ -7,7 +7,9 @@
  */
 import { parseArgs } from "node:util";
 import { CliError, type Command } from "./command.js";
-import { runDemoStory, type DemoEvent, type DemoReport, type SceneReport } from "./demo-run.js";
+import type { DemoEvent, DemoReport, SceneReport } from "./demo-run.js";
+import { isToolgateConfigError } from "../errors.js";
+import { _sqliteDriver } from "../ledger/sqlite.js";
 
 const usage = `Usage: toolgate demo [--json] [--keep]
 
@@ -20,7 +22,8 @@ Options:
   --keep       keep the SQLite files and the evidence file (their paths are printed)
   -h, --help   this help
 
-Exit codes: 0 when every scene behaved as described, 1 when one did not, 2 for a usage error.`;
+Exit codes: 0 when every scene behaved as described, 1 when one did not, 2 for a usage error or
+when better-sqlite3 (an optional peer dependency: npm install better-sqlite3) cannot be loaded.`;
 
 function clip(text: string, max = 110): string {
   return text.length <= max ? text : text.slice(0, max - 1) + "…";
@@ -81,6 +84,16 @@ async function run(argv: readonly string[]): Promise<number> {
   } catch (e) {
     throw new CliError("E_USAGE", e instanceof Error ? e.message : String(e));
   }
+  // The story runs on SQLite files. The driver is an optional peer: say so, with the install
+  // command, before anything starts; the story's modules import it, so they load only after.
+  try {
+    _sqliteDriver();
+  } catch (e) {
+    if (!isToolgateConfigError(e)) throw e;
+    process.stderr.write(`toolgate demo: ${e.message} (${e.code})\n`);
+    return 2;
+  }
+  const { runDemoStory } = await import("./demo-run.js");
   const json = values.json === true;
   // A reader that goes away (`toolgate demo | head`) must not kill the run before it cleans up.
   let readerGone = false;

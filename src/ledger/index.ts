@@ -1,6 +1,8 @@
 /**
  * `toolgate/ledger`: durable records of write calls, so writes are exactly-once across retries,
- * replicas and crashes. Pass one to `createGate({ ledger })`.
+ * replicas and crashes. Pass one to `createGate({ ledger })`. The SQLite and PostgreSQL stores
+ * need their driver installed (`better-sqlite3`, `pg`: optional peer dependencies, loaded when the
+ * store is created, never by importing this module).
  *
  * @example
  * import { createGate } from "toolgate";

@@ -6,8 +6,9 @@
  * under an advisory lock so replicas starting together do not race (or, `readonly`, only checked).
  * @module
  */
-import pg from "pg";
+import type pg from "pg";
 import { ToolgateConfigError } from "../errors.js";
+import { _loadDriver } from "./_driver.js";
 import type { EffectRef } from "../result.js";
 import { _commonOptions, _decide, _limit, _newEntry, _PRUNE_WHERE, _takenOver } from "./_decide.js";
 import { _COLUMNS, _fromRow, _toValues, type _Row } from "./_row.js";
@@ -15,6 +16,9 @@ import { _batcher } from "./_batch.js";
 import { _storable, _storableClaim, _storableEffect, _storableSettlement } from "./_text.js";
 import { postgresMigrations } from "./_postgres-schema.js";
 import type { ClaimOutcome, ClaimRequest, Ledger, LedgerEntry, LedgerOptions, ListQuery, PruneQuery, Settlement } from "./types.js";
+
+/** node-postgres, loaded on the first `postgresLedger(...)` (an optional peer dependency). */
+const driver = (): typeof pg => _loadDriver<typeof pg>("pg", "postgresLedger");
 
 /** Column types, for the batched statements' `unnest` of one array per column. */
 const TYPES: Record<(typeof _COLUMNS)[number], string> = {
@@ -56,7 +60,7 @@ const MAX_TIMEOUT_MS = 600_000;
 
 /** A statement the server refused for its data (class 22) or a constraint (23): refused for one row, not the connection. */
 function refusedForData(e: unknown): boolean {
-  return e instanceof pg.DatabaseError && typeof e.code === "string" && (e.code.startsWith("22") || e.code.startsWith("23"));
+  return e instanceof driver().DatabaseError && typeof e.code === "string" && (e.code.startsWith("22") || e.code.startsWith("23"));
 }
 
 /**
@@ -64,14 +68,16 @@ function refusedForData(e: unknown): boolean {
  * socket, and not the server ending the session (class 57P: shut down by an operator or a crash
  * recovery) or a connection exception (class 08).
  */
-const answeredByServer = (e: unknown): boolean => e instanceof pg.DatabaseError && !/^(57P|08)/.test(e.code ?? "");
+const answeredByServer = (e: unknown): boolean => e instanceof driver().DatabaseError && !/^(57P|08)/.test(e.code ?? "");
 
 function bad(message: string): never {
   throw new ToolgateConfigError("E_LEDGER_OPTIONS", `postgresLedger: ${message}`);
 }
 
 /**
- * A durable ledger in PostgreSQL, shared by every gate replica that points at it.
+ * A durable ledger in PostgreSQL, shared by every gate replica that points at it. Needs the
+ * optional peer `pg` (`npm install pg`), loaded here on first use: without it this throws
+ * {@link ToolgateConfigError} `E_LEDGER_DRIVER`.
  * @example
  * const ledger = postgresLedger({ connectionString: process.env.DATABASE_URL! });
  * await ledger.ready(); // fail fast at start-up
@@ -92,7 +98,8 @@ export function postgresLedger(options: PostgresLedgerOptions): Ledger {
   const queryTimeoutMs = options.queryTimeoutMs ?? 5_000;
   if (!Number.isInteger(queryTimeoutMs) || queryTimeoutMs < 1 || queryTimeoutMs > MAX_TIMEOUT_MS) bad("queryTimeoutMs must be an integer from 1 to 600000 (ms)");
   const { ttlMs, now } = _commonOptions("postgresLedger", options);
-  const pool = new pg.Pool({
+  const { Pool } = driver();
+  const pool = new Pool({
     connectionString: options.connectionString,
     max,
     connectionTimeoutMillis: connectTimeoutMs,

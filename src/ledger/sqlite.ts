@@ -7,8 +7,9 @@
  */
 import { existsSync, statSync } from "node:fs";
 import { resolve as resolvePath } from "node:path";
-import Database from "better-sqlite3";
+import type Database from "better-sqlite3";
 import { ToolgateConfigError } from "../errors.js";
+import { _loadDriver } from "./_driver.js";
 import type { EffectRef } from "../result.js";
 import { _commonOptions, _decide, _limit, _newEntry, _PRUNE_WHERE, _takenOver } from "./_decide.js";
 import { _COLUMNS, _fromRow, _toValues, type _Row } from "./_row.js";
@@ -48,6 +49,16 @@ type Op = { fn: () => unknown; resolve: (v: unknown) => void; reject: (e: unknow
 
 function bad(message: string): never {
   throw new ToolgateConfigError("E_LEDGER_OPTIONS", `sqliteLedger: ${message}`);
+}
+
+/**
+ * @internal better-sqlite3, loaded on the first `sqliteLedger(...)` (an optional peer dependency;
+ * `toolgate demo` checks for it before it starts). It loads its native addon on the first open, not
+ * on `require`: opening an in-memory database here makes a missing or foreign build (compiled for
+ * another Node) a driver that could not be loaded, not a ledger file that cannot be opened.
+ */
+export function _sqliteDriver(): typeof Database {
+  return _loadDriver<typeof Database>("better-sqlite3", "sqliteLedger", (D) => new D(":memory:").close());
 }
 
 /** The toolgate-owned table holding the schema version (the application's `PRAGMA user_version` is left alone). */
@@ -115,10 +126,10 @@ function fileIdentity(path: string): { dev: number; ino: number } | undefined {
   }
 }
 
-function open(path: string, busyTimeoutMs: number, synchronous: "full" | "normal"): Database.Database {
+function open(Sqlite: typeof Database, path: string, busyTimeoutMs: number, synchronous: "full" | "normal"): Database.Database {
   let db: Database.Database;
   try {
-    db = new Database(path);
+    db = new Sqlite(path);
   } catch (e) {
     throw new ToolgateConfigError("E_LEDGER_OPEN", `sqliteLedger: cannot open ${JSON.stringify(path)}: ${e instanceof Error ? e.message : String(e)}`);
   }
@@ -152,11 +163,11 @@ function open(path: string, busyTimeoutMs: number, synchronous: "full" | "normal
 }
 
 /** Open an existing ledger file read-only and check its schema; creates and changes nothing. */
-function openReadonly(path: string, busyTimeoutMs: number): Database.Database {
+function openReadonly(Sqlite: typeof Database, path: string, busyTimeoutMs: number): Database.Database {
   if (path === ":memory:") bad('readonly needs a database file, not ":memory:"');
   let db: Database.Database;
   try {
-    db = new Database(path, { readonly: true, fileMustExist: true });
+    db = new Sqlite(path, { readonly: true, fileMustExist: true });
   } catch (e) {
     if (!existsSync(path)) throw new ToolgateConfigError("E_LEDGER_MISSING", `sqliteLedger: no ledger database at ${JSON.stringify(path)}`);
     throw new ToolgateConfigError("E_LEDGER_OPEN", `sqliteLedger: cannot open ${JSON.stringify(path)}: ${e instanceof Error ? e.message : String(e)}`);
@@ -194,7 +205,9 @@ function checkVersion(path: string, v: number): void {
 /**
  * A durable ledger in a SQLite file; creates and migrates its schema on open (throws
  * {@link ToolgateConfigError} if the file cannot be opened or is from a newer schema), unless
- * opened `readonly`, which changes nothing and needs an existing ledger.
+ * opened `readonly`, which changes nothing and needs an existing ledger. Needs the optional peer
+ * `better-sqlite3` (`npm install better-sqlite3`), loaded here on first use: without it this
+ * throws `E_LEDGER_DRIVER`.
  * @example
  * const ledger = sqliteLedger({ path: "toolgate.db" });
  * const gate = createGate({ tools, ledger });
@@ -211,7 +224,8 @@ export function sqliteLedger(options: SqliteLedgerOptions): Ledger {
   const readonly = options.readonly ?? false;
   if (typeof readonly !== "boolean") bad("readonly must be a boolean");
   const { ttlMs, now } = _commonOptions("sqliteLedger", options);
-  const db = readonly ? openReadonly(options.path, busyTimeoutMs) : open(options.path, busyTimeoutMs, synchronous);
+  const Sqlite = _sqliteDriver();
+  const db = readonly ? openReadonly(Sqlite, options.path, busyTimeoutMs) : open(Sqlite, options.path, busyTimeoutMs, synchronous);
   // Resolved once, as SQLite resolved it: a later process.chdir must not make the file look moved.
   const path = options.path === ":memory:" || options.path === "" ? options.path : resolvePath(options.path);
   /**
