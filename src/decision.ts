@@ -10,7 +10,7 @@ import type { CallRequest, ResolvedGate } from "./gate-options.js";
 import { HookTimeoutError } from "./errors.js";
 import { isPromiseLike } from "./standard.js";
 import { cancelledBefore } from "./execute.js";
-import { TIMED_OUT, untilSettled, unwatch, watch, type SignalWatcher } from "./policy/caller-signal.js";
+import { CANCELLED, TIMED_OUT, untilSettled, unwatch, watch, type SignalWatcher } from "./policy/caller-signal.js";
 import { truncate } from "./redact.js";
 
 const MSG = {
@@ -19,37 +19,57 @@ const MSG = {
   notApproved: "not approved",
 } as const;
 
-/** Not stopped yet (any other value is the reason the gate stopped waiting). */
+/** Not stopped yet (any other value of the state is the reason the gate stopped waiting, or {@link DECIDED}). */
 const WAITING: unique symbol = Symbol("toolgate.decision.waiting");
+/** Decided in time: nothing more to hear from the caller's signal. */
+const DECIDED: unique symbol = Symbol("toolgate.decision.decided");
 
 /**
- * What `authorize` and `approve` are asked with. Its `signal` is made only when a hook reads it (an
- * AbortController costs more than a whole call): it aborts when the caller's does, with its reason,
- * or when the gate stops waiting for the decision, with a {@link HookTimeoutError}.
+ * One call's wait for `authorize` and `approve`. The hooks see only {@link request}, a plain object
+ * (its `signal` an own, enumerable getter, so a spread or a copy keeps it); the state behind it stays
+ * here. The signal is made only when a hook reads it (an AbortController costs more than a whole
+ * call): it aborts when the caller's does, with its reason, or when the gate stops waiting for the
+ * decision, with a {@link HookTimeoutError}. Read after a decision made in time, it never aborts.
  */
-export class DecisionRequest implements CallRequest, SignalWatcher {
+export class DecisionWait implements SignalWatcher {
+  readonly request: CallRequest;
+  readonly caller: AbortSignal | undefined;
   #controller: AbortController | undefined = undefined;
-  #stopped: unknown = WAITING;
+  #state: unknown = WAITING;
   #watching = false;
-  readonly #caller: AbortSignal | undefined;
   constructor(
-    readonly tool: string,
-    readonly version: string,
-    readonly effect: ToolEffect,
-    readonly callId: string,
-    readonly principal: Principal | undefined,
-    readonly input: unknown,
-    readonly meta: Readonly<Record<string, unknown>>,
+    tool: string,
+    version: string,
+    effect: ToolEffect,
+    callId: string,
+    principal: Principal | undefined,
+    input: unknown,
+    meta: Readonly<Record<string, unknown>>,
     caller: AbortSignal | undefined,
   ) {
-    this.#caller = caller;
+    this.caller = caller;
+    const signal = (): AbortSignal => this.#signal();
+    this.request = {
+      tool,
+      version,
+      effect,
+      callId,
+      principal,
+      input,
+      meta,
+      get signal(): AbortSignal {
+        return signal();
+      },
+    };
   }
-  get signal(): AbortSignal {
+  #signal(): AbortSignal {
     if (this.#controller === undefined) {
       const c = new AbortController();
       this.#controller = c;
-      const caller = this.#caller;
-      if (this.#stopped !== WAITING) c.abort(this.#stopped);
+      const caller = this.caller;
+      if (this.#state === DECIDED) {
+        // the wait is over: a signal that hears no one
+      } else if (this.#state !== WAITING) c.abort(this.#state);
       else if (caller?.aborted === true) c.abort(caller.reason);
       else if (caller !== undefined) {
         watch(caller, this);
@@ -61,24 +81,24 @@ export class DecisionRequest implements CallRequest, SignalWatcher {
   /** The caller aborted (a {@link SignalWatcher}): the shared listener has let go of this watcher. */
   cancel(): void {
     this.#watching = false;
-    this.stop(this.#caller?.reason);
+    this.stop(this.caller?.reason);
   }
   /** The gate stopped waiting for a decision: abort the signal, if a hook read it. */
   stop(reason: unknown): void {
-    if (this.#stopped !== WAITING) return;
-    this.#stopped = reason;
-    this.done();
+    if (this.#state !== WAITING) return;
+    this.#state = reason;
+    this.#unwatch();
     this.#controller?.abort(reason);
   }
-  /** The caller's signal has aborted (read without making {@link signal}). */
-  callerAborted(): boolean {
-    return this.#caller?.aborted === true;
-  }
-  /** The decision is made: let go of the caller's signal. */
+  /** The decision is made (or the wait stopped): let go of the caller's signal. */
   done(): void {
+    if (this.#state === WAITING) this.#state = DECIDED;
+    this.#unwatch();
+  }
+  #unwatch(): void {
     if (!this.#watching) return;
     this.#watching = false;
-    unwatch(this.#caller!, this);
+    unwatch(this.caller!, this);
   }
 }
 
@@ -87,23 +107,26 @@ export class DecisionRequest implements CallRequest, SignalWatcher {
  * refuse with it. Never rejects: a hook's throw, rejection or silence is a refusal, reported to
  * `onHookError` (fail closed).
  */
-export async function authorizeAndApprove(g: ResolvedGate, tool: AnyTool, request: DecisionRequest): Promise<Failure | undefined> {
+export async function authorizeAndApprove(g: ResolvedGate, tool: AnyTool, wait: DecisionWait): Promise<Failure | undefined> {
   try {
-    return await decide(g, tool, request);
+    return await decide(g, tool, wait);
   } finally {
-    request.done();
+    wait.done();
   }
 }
 
-async function decide(g: ResolvedGate, tool: AnyTool, request: DecisionRequest): Promise<Failure | undefined> {
+async function decide(g: ResolvedGate, tool: AnyTool, wait: DecisionWait): Promise<Failure | undefined> {
+  const request = wait.request;
   if (g.authorize !== undefined) {
     let decision: unknown;
     try {
-      decision = await within(g.authorize(request), "authorize", g.authorizeTimeoutMs, request);
+      decision = await within(g.authorize(request), "authorize", g.authorizeTimeoutMs, wait);
     } catch (e) {
       g.onHookError("authorize", e);
       return _fail("DENIED", MSG.authorizeFailed, false, "none");
     }
+    // Cancelled while authorize decided: the call is answered already (cancelled); open no prompt.
+    if (decision === CANCELLED) return cancelledBefore();
     if (decision !== true) {
       if (typeof decision === "object" && decision !== null && (decision as { allow?: unknown }).allow === true) {
         // allowed
@@ -114,8 +137,7 @@ async function decide(g: ResolvedGate, tool: AnyTool, request: DecisionRequest):
       }
     }
   }
-  // Cancelled while authorize decided: the call is answered already (cancelled); open no prompt.
-  if (request.callerAborted()) return cancelledBefore();
+  if (wait.caller?.aborted === true) return cancelledBefore();
   if (tool.approval !== undefined && tool.approval !== false) {
     let needed = true;
     if (typeof tool.approval === "function") {
@@ -129,23 +151,28 @@ async function decide(g: ResolvedGate, tool: AnyTool, request: DecisionRequest):
       if (g.approve === undefined) return _fail("DENIED", MSG.notApproved, false, "none");
       let ok: unknown;
       try {
-        ok = await within(g.approve(request), "approve", g.approvalTimeoutMs, request);
+        ok = await within(g.approve(request), "approve", g.approvalTimeoutMs, wait);
       } catch (e) {
         g.onHookError("approve", e);
         ok = false;
       }
+      if (ok === CANCELLED) return cancelledBefore();
       if (ok !== true) return _fail("DENIED", MSG.notApproved, false, "none");
     }
   }
   return undefined;
 }
 
-/** A hook's answer, waited for at most `ms`; past that the request stops and this throws a {@link HookTimeoutError}. */
-async function within(answer: unknown, hook: "authorize" | "approve", ms: number, request: DecisionRequest): Promise<unknown> {
+/**
+ * A hook's answer, waited for at most `ms`, or {@link CANCELLED} as soon as the caller aborts (its
+ * timer cleared then: a cancelled call holds no timer, and its hook is not reported as timed out).
+ * Past `ms` the wait stops and this throws a {@link HookTimeoutError}.
+ */
+async function within(answer: unknown, hook: "authorize" | "approve", ms: number, wait: DecisionWait): Promise<unknown> {
   if (!isPromiseLike(answer)) return answer;
-  const r: unknown = await untilSettled(Promise.resolve(answer), undefined, ms);
+  const r: unknown = await untilSettled(Promise.resolve(answer), wait.caller, ms);
   if (r !== TIMED_OUT) return r;
   const error = new HookTimeoutError(hook, ms);
-  request.stop(error);
+  wait.stop(error);
   throw error;
 }

@@ -31,7 +31,9 @@ export interface CallRequest {
   /**
    * Aborts when the gate stops waiting for the decision (close a prompt on it): the caller's signal
    * aborted (with its reason), or the hook's time ran out (with a `HookTimeoutError`; see
-   * `authorizeTimeoutMs` and `approvalTimeoutMs`). An answer given after that is ignored.
+   * `authorizeTimeoutMs` and `approvalTimeoutMs`). An answer given after that is ignored. It is the
+   * gate's signal, not the caller's (which may be absent), made when first read; read after a
+   * decision made in time, it never aborts.
    */
   readonly signal: AbortSignal;
 }

@@ -9,7 +9,7 @@ import { newCallId } from "./call-id.js";
 import { _fail, type CallMeta, type Failure, type ToolFailure, type ToolResult } from "./result.js";
 import type { AnyTool, OutputOf, Principal } from "./tool.js";
 import { resolveGate, type GateOptions, type ResolvedGate } from "./gate-options.js";
-import { authorizeAndApprove, DecisionRequest } from "./decision.js";
+import { authorizeAndApprove, DecisionWait } from "./decision.js";
 import { hardenParsed, hardenValue, parseText, type Hardened } from "./harden.js";
 import { splitMeta, type SplitMeta } from "./meta.js";
 import { NO } from "./fast-path.js";
@@ -346,10 +346,10 @@ function decided(call: Call, rt: ToolRuntime, input: unknown, meta: Readonly<Rec
   const tool = rt.tool;
   try {
     const signal = opts?.signal;
-    const request = new DecisionRequest(tool.name, tool.version, tool.effect, call.callId, opts?.principal, input, meta, signal);
+    const wait = new DecisionWait(tool.name, tool.version, tool.effect, call.callId, opts?.principal, input, meta, signal);
     // A caller's cancel ends the wait for a decision (a person may never answer an approval).
     if (signal?.aborted === true) return refuse(call, cancelledBefore()); // ask no one for a cancelled call
-    return untilSettled(authorizeAndApprove(call.g, tool, request), signal).then((refused) => {
+    return untilSettled(authorizeAndApprove(call.g, tool, wait), signal).then((refused) => {
       if (refused === CANCELLED) return refuse(call, cancelledBefore());
       return refused !== undefined ? refuse(call, refused) : claimed(call, rt, input, meta, opts, undefined);
     }, internalError(call));

@@ -147,3 +147,84 @@ describe("a decision that does not come in time", () => {
     }
   });
 });
+
+describe("the request a decision hook sees", () => {
+  afterEach(() => void vi.useRealTimers());
+
+  it("a caller's cancel during a long approval ends the call, clears the approval's timer and reports no timeout", async () => {
+    vi.useFakeTimers();
+    const { tool, runs } = payTool(true);
+    const heard: string[] = [];
+    let signal: AbortSignal | undefined;
+    const gate = createGate({
+      tools: [tool],
+      approve: (req) => ((signal = req.signal), never<boolean>()),
+      onHookError: (hook) => void heard.push(hook),
+    });
+    const ctrl = new AbortController();
+    const pending = gate.call("pay", { amount: 1 }, { signal: ctrl.signal });
+    await vi.advanceTimersByTimeAsync(1_000);
+    ctrl.abort(new Error("user left"));
+    const r = await pending;
+    expect(refusal(r)).toMatchObject({ code: "FAILED", effect: "none" });
+    expect(signal?.aborted).toBe(true);
+    expect((signal?.reason as Error).message).toBe("user left");
+    await vi.advanceTimersByTimeAsync(0);
+    expect(vi.getTimerCount()).toBe(0); // no 10-minute timer keeps the process alive
+    await vi.advanceTimersByTimeAsync(600_000);
+    expect(heard).toEqual([]); // the person did not time out: the caller left
+    expect(runs.n).toBe(0);
+  });
+
+  it("a caller's cancel while authorize decides: no timeout reported, no timer left, no approval asked", async () => {
+    vi.useFakeTimers();
+    const { tool } = payTool(true);
+    const heard: string[] = [];
+    let asked = 0;
+    const gate = createGate({ tools: [tool], authorize: () => never<boolean>(), approve: () => (asked++, true), onHookError: (hook) => void heard.push(hook) });
+    const ctrl = new AbortController();
+    const pending = gate.call("pay", { amount: 1 }, { signal: ctrl.signal });
+    await vi.advanceTimersByTimeAsync(100);
+    ctrl.abort();
+    expect(refusal(await pending)).toMatchObject({ code: "FAILED", effect: "none" });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(vi.getTimerCount()).toBe(0);
+    await vi.advanceTimersByTimeAsync(20_000);
+    expect([heard, asked]).toEqual([[], 0]);
+  });
+
+  it("read after a decision made in time, the signal hears no one and leaves no listener on the caller's", async () => {
+    const { tool } = payTool(true);
+    let seen: CallRequest | undefined;
+    const gate = createGate({ tools: [tool], approve: (req) => ((seen = req), true) });
+    const ctrl = new AbortController();
+    expect(await gate.call("pay", { amount: 1 }, { signal: ctrl.signal })).toMatchObject({ ok: true });
+    const late = seen!.signal; // e.g. a prompt that logs after answering
+    expect(late.aborted).toBe(false);
+    expect(getEventListeners(ctrl.signal, "abort")).toHaveLength(0);
+    ctrl.abort();
+    expect(late.aborted).toBe(false); // the wait it belonged to is over
+  });
+
+  it("is a plain object: a spread keeps the signal, and the gate's own state is not on it", async () => {
+    const { tool } = payTool(false);
+    let copy: Record<string, unknown> | undefined;
+    let keys: string[] = [];
+    let internals: unknown[] = [];
+    const gate = createGate({
+      tools: [tool],
+      authorize: (req) => {
+        copy = { ...req };
+        keys = Object.keys(req).sort();
+        const r = req as unknown as Record<string, unknown>;
+        internals = ["cancel", "stop", "done", "callerAborted"].map((k) => r[k]);
+        return true;
+      },
+    });
+    expect(await gate.call("pay", { amount: 2 }, { callId: "c-1" })).toMatchObject({ ok: true });
+    expect(keys).toEqual(["callId", "effect", "input", "meta", "principal", "signal", "tool", "version"]);
+    expect(copy?.signal).toBeInstanceOf(AbortSignal);
+    expect(copy).toMatchObject({ tool: "pay", version: "1", effect: "write", callId: "c-1", input: { amount: 2 } });
+    expect(internals).toEqual([undefined, undefined, undefined, undefined]);
+  });
+});
