@@ -117,7 +117,7 @@ export class ToolgateConfigError extends Error {
     readonly code: string,
     message: string,
     /** `{ cause }`: the underlying error, when there is one (e.g. a driver that failed to load). */
-    options?: ErrorOptions,
+    options?: { cause?: unknown },
   ) {
     super(message, options);
   }

@@ -9,7 +9,7 @@ import { parseArgs } from "node:util";
 import { CliError, type Command } from "./command.js";
 import type { DemoEvent, DemoReport, SceneReport } from "./demo-run.js";
 import { isToolgateConfigError } from "../errors.js";
-import { _sqliteDriver } from "../ledger/sqlite.js";
+import { _sqliteDriver } from "../ledger/_sqlite-driver.js";
 
 const usage = `Usage: toolgate demo [--json] [--keep]
 

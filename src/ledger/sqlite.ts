@@ -9,7 +9,7 @@ import { existsSync, statSync } from "node:fs";
 import { resolve as resolvePath } from "node:path";
 import type Database from "better-sqlite3";
 import { ToolgateConfigError } from "../errors.js";
-import { _loadDriver } from "./_driver.js";
+import { _sqliteDriver } from "./_sqlite-driver.js";
 import type { EffectRef } from "../result.js";
 import { _commonOptions, _decide, _limit, _newEntry, _PRUNE_WHERE, _takenOver } from "./_decide.js";
 import { _COLUMNS, _fromRow, _toValues, type _Row } from "./_row.js";
@@ -49,16 +49,6 @@ type Op = { fn: () => unknown; resolve: (v: unknown) => void; reject: (e: unknow
 
 function bad(message: string): never {
   throw new ToolgateConfigError("E_LEDGER_OPTIONS", `sqliteLedger: ${message}`);
-}
-
-/**
- * @internal better-sqlite3, loaded on the first `sqliteLedger(...)` (an optional peer dependency;
- * `toolgate demo` checks for it before it starts). It loads its native addon on the first open, not
- * on `require`: opening an in-memory database here makes a missing or foreign build (compiled for
- * another Node) a driver that could not be loaded, not a ledger file that cannot be opened.
- */
-export function _sqliteDriver(): typeof Database {
-  return _loadDriver<typeof Database>("better-sqlite3", "sqliteLedger", (D) => new D(":memory:").close());
 }
 
 /** The toolgate-owned table holding the schema version (the application's `PRAGMA user_version` is left alone). */
