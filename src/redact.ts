@@ -50,11 +50,19 @@ export const DEFAULT_SECRET_PATTERNS: readonly RegExp[] = Object.freeze([
   /\bAKIA[0-9A-Z]{16}\b/g, // AWS access key id
   /\bAIza[0-9A-Za-z_-]{35}\b/g, // Google API key
   /\bBearer\s+[A-Za-z0-9._~+/-]{8,}=*/gi, // bearer tokens
-  // Basic credentials only as an Authorization value: "Basic" before a word is ordinary prose.
-  /\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?Basic\s+[A-Za-z0-9+/]{4,}={0,2}/gi,
-  // A URL's user and password (postgres://app:hunter2@db): the host after "@" stays. Scheme and
-  // user are bounded, so text that never reaches "://…@" is scanned a bounded distance per start.
-  /\b[A-Za-z][A-Za-z0-9+.-]{1,30}:\/\/[^\s:/@?#]{0,256}:[^\s/@?#]{1,256}(?=@)/g,
+  // Basic credentials only as an Authorization value, and only the credential: the header's name
+  // and "Basic" stay (`"authorization":"Basic [REDACTED]"` is still JSON). The credential looks
+  // like base64: 8+ of [A-Za-z0-9+/=_-] with a digit, "+", "/" or "=", or 16+ of them, so prose
+  // ("Authorization: Basic auth is not supported") is kept. The lookahead comes first: only a
+  // position before a credential character reads back through the lookbehind, once per run of
+  // spaces (tried at every position, "Basic" + 64 KiB of spaces read the run back each time: 3 s).
+  /(?=[A-Za-z0-9+/=_-])(?<=\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?Basic\s+)(?:(?=[A-Za-z0-9+/=_-]*[0-9+/=])[A-Za-z0-9+/=_-]{8,}|[A-Za-z0-9+/=_-]{16,})/gi,
+  // A URL's user and password (postgres://app:hunter2@db): the host after "@" stays. A scheme
+  // starts where no scheme character precedes it (not mid-word: "a.a.a…" is one start, not one per
+  // letter) and has at most 16 characters; user and password are bounded and exclude whitespace,
+  // quotes and JSON/HTML punctuation (" ' < > { } [ ] , ; = \ `), so a match never crosses a JSON
+  // string's end ({"homepage":"https://acme.com","email":"sales@acme.com"} is kept).
+  /(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,15}:\/\/[^\s:/@?#"'<>{}[\],;=`\\]{0,256}:[^\s/@?#"'<>{}[\],;=`\\]{1,256}(?=@)/g,
   // JWT: from the first "eyJ" of a run of token characters ("session=a-eyJ…" keeps "a-"). With `\b`,
   // "-eyJ" repeated started a scan to the end at every "eyJ", each failing there (quadratic: 64 KB
   // took 2 s, 1 MiB minutes). Now an "eyJ" goes on only when no other stands between it and the
@@ -81,16 +89,18 @@ export function _isSecretKeyName(key: string): boolean {
 const SECRET_KEY_NAME = new RegExp(`(?:api[_-]?key|secret|password|passwd|token|authorization|credentials?|private[_-]?key)${SPARED_THEN_SUFFIX}$`, "i");
 
 /**
- * No default pattern matches fewer characters than this: the shortest is a URL's credentials
- * (`ab://:x`, then the `@` it must be followed by). Below it only custom patterns could match.
+ * No default pattern matches in a text shorter than this: the shortest is a URL's credentials
+ * (`ab://:x`, then the `@` it must be followed by); a Basic credential is 8+ characters after the
+ * `authorization: Basic ` it must follow. Below it only custom patterns could match.
  */
 const DEFAULT_MIN_MATCH = 8;
 
 /**
  * The redactor's own copies of the defaults (changing an exported RegExp object changes nothing
- * here), and a test every string they can match passes: each default has one of these fixed
- * parts, and the test ignores case, so it is looser than the patterns. Most text a gate redacts
- * (validator messages, issue paths, names) has none of them, and one test spares the thirteen.
+ * here), and a test every string they can match in passes: each default has one of these fixed
+ * parts (Basic's `authorization` in the lookbehind before its match), and the test ignores case,
+ * so it is looser than the patterns. Most text a gate redacts (validator messages, issue paths,
+ * names) has none of them, and one test spares the thirteen.
  */
 const DEFAULTS: readonly RegExp[] = DEFAULT_SECRET_PATTERNS.map((p) => new RegExp(p.source, p.flags));
 const DEFAULT_ANCHORS = /sk-|_live_|_test_|gh[pousr]_|github_pat_|xox|akia|aiza|bearer|authorization|:\/\/|eyj|-----begin|key|secret|passw|token/i;

@@ -4,20 +4,27 @@ import fc from "fast-check";
 import { createRedactor, DEFAULT_SECRET_PATTERNS } from "../../src/index.js";
 import { _mayHoldDefaultSecret, truncate } from "../../src/redact.js";
 
-/** A pattern's source without its lookbehind and lookahead groups (balanced parentheses). */
+/**
+ * A pattern's source without its lookbehind and lookahead groups (balanced parentheses), except a
+ * positive lookbehind before the match's first character (`Basic ` before a credential): the text
+ * must hold it, so it stays, as a plain group.
+ */
 function withoutLookarounds(source: string): string {
   let out = "";
   for (let i = 0; i < source.length; i++) {
-    if (!/^\(\?<?[!=]/.test(source.slice(i, i + 4))) {
+    const head = source.slice(i, i + 4);
+    if (!/^\(\?<?[!=]/.test(head)) {
       out += source[i];
       continue;
     }
+    const start = i;
     let depth = 0;
     for (; i < source.length; i++) {
       if (source[i] === "\\") i++;
       else if (source[i] === "(") depth++;
       else if (source[i] === ")" && --depth === 0) break;
     }
+    if (out === "" && head === "(?<=") out += `(?:${withoutLookarounds(source.slice(start + 4, i))})`;
   }
   return out;
 }
@@ -86,9 +93,10 @@ describe("createRedactor", () => {
   it("redacts Basic credentials given as an Authorization value and the user:password of a URL, and leaves prose, hosts and ports", () => {
     const redact = createRedactor();
     const cases: Record<string, string> = {
-      "Authorization: Basic dXNlcjpodW50ZXIy": "[REDACTED]",
-      '{"headers":{"authorization":"Basic dXNlcjpodW50ZXIy=="}}': '{"headers":{"[REDACTED]"}}',
-      "Proxy-Authorization: basic YWxhZGRpbjpvcGVuc2VzYW1l next": "[REDACTED] next",
+      // only the credential goes: the header's name and "Basic" stay
+      "Authorization: Basic dXNlcjpodW50ZXIy": "Authorization: Basic [REDACTED]",
+      '{"headers":{"authorization":"Basic dXNlcjpodW50ZXIy=="}}': '{"headers":{"authorization":"Basic [REDACTED]"}}',
+      "Proxy-Authorization: basic YWxhZGRpbjpvcGVuc2VzYW1l next": "Proxy-Authorization: basic [REDACTED] next",
       "connect ECONNREFUSED postgres://app:hunter2@db.internal:5432/orders": "connect ECONNREFUSED [REDACTED]@db.internal:5432/orders",
       "redis://:pw@cache:6379 and mongodb+srv://admin:s3cr%40t@cluster0.example.net/db": "[REDACTED]@cache:6379 and [REDACTED]@cluster0.example.net/db",
       // prose, a URL without credentials, a port, an "@" in a path or query: all kept
@@ -98,8 +106,66 @@ describe("createRedactor", () => {
     };
     for (const [text, want] of Object.entries(cases)) expect(redact(text), text).toBe(want);
     // Bounded scans: runs that keep almost matching stay linear (each would take seconds if quadratic).
-    const long = ["a.".repeat(300_000), "ab://" + "u".repeat(300_000), "x://u:".repeat(100_000), "authorization: " + " ".repeat(500_000) + "Basic"];
+    const long = ["a.".repeat(300_000), "ab://" + "u".repeat(300_000), "x://u:".repeat(100_000), "authorization: " + " ".repeat(500_000) + "Basic", "authorization: Basic" + " ".repeat(500_000) + "abc"];
     for (const text of long) expect(redact(text) === text, text.slice(0, 20)).toBe(true);
+  });
+
+  it("keeps compact JSON valid: a URL's user and password never run across the end of a JSON string", () => {
+    const redact = createRedactor();
+    const docs = [
+      '{"homepage":"https://acme.com","email":"sales@acme.com"}',
+      '{"url":"https://acme.com:443","contact":"ops@acme.com"}',
+      '{"a":"ftp://files.example","b":"user:name@host"}',
+      '["http://a.example","x:y@z.example"]',
+    ];
+    for (const doc of docs) {
+      const out = redact(doc);
+      expect(() => JSON.parse(out) as unknown, out).not.toThrow();
+      expect(out, doc).toBe(doc);
+    }
+  });
+
+  it("redacts the user:password of postgres, mysql, redis, amqp and https URLs, in text and in compact JSON next to other fields", () => {
+    const redact = createRedactor();
+    const urls: Record<string, string> = {
+      "postgres://app:hunter2@db.internal:5432/orders": "[REDACTED]@db.internal:5432/orders",
+      "postgresql://app:p%40ss!w0rd@db.internal/orders": "[REDACTED]@db.internal/orders",
+      "mysql://root:s3cret@127.0.0.1:3306/app": "[REDACTED]@127.0.0.1:3306/app",
+      "redis://default:hunter2@cache:6379/0": "[REDACTED]@cache:6379/0",
+      "redis://:hunter2@cache:6379": "[REDACTED]@cache:6379",
+      "amqp://guest:guest@rabbit:5672/vhost": "[REDACTED]@rabbit:5672/vhost",
+      "https://deploy:ghs-tok3n@git.example.com/repo.git": "[REDACTED]@git.example.com/repo.git",
+    };
+    for (const [url, want] of Object.entries(urls)) {
+      expect(redact(`connect ECONNREFUSED ${url} (retrying)`), url).toBe(`connect ECONNREFUSED ${want} (retrying)`);
+      const doc = JSON.stringify({ dsn: url, homepage: "https://acme.com", note: "a:b", email: "sales@acme.com" });
+      const out = redact(doc);
+      expect(out, doc).not.toMatch(/hunter2|s3cret|guest:|p%40ss|tok3n/);
+      expect(JSON.parse(out), out).toEqual({ dsn: want, homepage: "https://acme.com", note: "a:b", email: "sales@acme.com" });
+    }
+  });
+
+  it("redacts only the credential after Authorization: Basic, in a header line and in JSON (which stays JSON)", () => {
+    const redact = createRedactor();
+    const cases: Record<string, string> = {
+      "GET /v1 HTTP/1.1\r\nHost: api.example\r\nAuthorization: Basic YWxhZGRpbjpvcGVuc2VzYW1l\r\nAccept: */*": "GET /v1 HTTP/1.1\r\nHost: api.example\r\nAuthorization: Basic [REDACTED]\r\nAccept: */*",
+      '{"method":"GET","headers":{"accept":"*/*","authorization":"Basic dXNlcjpodW50ZXIy==","x-trace":"abc"}}': '{"method":"GET","headers":{"accept":"*/*","authorization":"Basic [REDACTED]","x-trace":"abc"}}',
+      "{'Authorization': 'Basic dXNlcjpodW50ZXIy', 'Accept': 'text/plain'}": "{'Authorization': 'Basic [REDACTED]', 'Accept': 'text/plain'}",
+      "proxy-authorization=basic dXNlcjpw_YXNz-d29yZA": "proxy-authorization=basic [REDACTED]",
+    };
+    for (const [text, want] of Object.entries(cases)) expect(redact(text), text).toBe(want);
+    const out = redact('{"headers":{"authorization":"Basic dXNlcjpodW50ZXIy=="}}');
+    expect(JSON.parse(out)).toEqual({ headers: { authorization: "Basic [REDACTED]" } });
+  });
+
+  it("leaves prose after Authorization: Basic alone (a word, not a base64-like credential)", () => {
+    const redact = createRedactor();
+    for (const text of [
+      "Authorization: Basic auth is not supported",
+      "authorization=Basic credentials are missing",
+      'Authorization: Basic realm="orders" required',
+      "Authorization: Basic authentication failed; use Bearer",
+    ]) expect(redact(text), text).toBe(text);
   });
 
   it("truncate never cuts a surrogate pair in half", () => {
