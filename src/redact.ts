@@ -7,11 +7,11 @@ import { checkKnownKeys } from "./known-keys.js";
 
 /** Options for {@link createRedactor}. */
 export interface RedactOptions {
-  /** Extra patterns to scrub (each should use the `g` flag; one is added if missing). */
+  /** Extra patterns to scrub (each should use the `g` flag; one is added if missing). Each match is replaced whole. */
   readonly patterns?: readonly RegExp[];
   /** Replace the default patterns instead of adding to them. Default `false`. */
   readonly replaceDefaults?: boolean;
-  /** Replacement text. Default `"[REDACTED]"`. */
+  /** Replacement text, used as is (`$&`, `$1` or `$$` in it are not special). Default `"[REDACTED]"`. */
   readonly replacement?: string;
 }
 
@@ -69,11 +69,16 @@ export const DEFAULT_SECRET_PATTERNS: readonly RegExp[] = Object.freeze([
   // start of its run (the lookbehind reads back to the previous "eyJ" at most): one scan per run.
   /eyJ(?<=(?<![A-Za-z0-9_-])(?:(?!eyJ)[A-Za-z0-9_-])*eyJ)[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g,
   /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)/g,
-  // key=value, key: value, "key":"value": a secret's name (SECRET_NAME), then the value: a quoted
-  // one up to its closing quote on the line (spaces included: "correct horse battery staple"; the
-  // quote stays, so JSON stays JSON), an
-  // unquoted one to a space, quote, comma or semicolon, or to the next `&name=` of a query string.
-  new RegExp(`${SECRET_NAME}${String.raw`["']?\s*[:=]\s*(?:"[^"\n]{6,}(?=")|'[^'\n]{6,}(?=')|["']?(?:(?!&[\w.-]*=)[^\s"',;]){6,})`}`, "gi"),
+  // key=value, key: value, "key":"value": a secret's name (SECRET_NAME), then the value. Only the
+  // value is replaced: the name, the separator and an opening quote are the `keep` group, which the
+  // redactor puts back (`{"password":"[REDACTED]"}` is still JSON). A quoted value runs to its
+  // closing quote on the line (spaces included: "correct horse battery staple"), past escaped quotes
+  // (`\"` in JSON); an unquoted one to a space, quote, comma or semicolon, or to the next `&name=`
+  // of a query string. A value never starts at a quote: the quoted forms need the quote in `keep`
+  // just before them, the unquoted form takes no quote; so backing off `keep`'s quote finds nothing.
+  // Linear: a quoted scan stops at the first unescaped quote, and the quote of the next name's
+  // value follows a separator or a space, not a backslash, so no two quoted scans overlap.
+  new RegExp(`(?<keep>${SECRET_NAME}${String.raw`["']?\s*[:=]\s*["']?)(?:(?<=")(?:[^"\\\n]|\\[^\n]){6,}(?=")|(?<=')(?:[^'\\\n]|\\[^\n]){6,}(?=')|(?:(?!&[\w.-]*=)[^\s"',;]){6,})`}`, "gi"),
 ]);
 
 /**
@@ -103,6 +108,8 @@ const DEFAULT_MIN_MATCH = 8;
  * names) has none of them, and one test spares the thirteen.
  */
 const DEFAULTS: readonly RegExp[] = DEFAULT_SECRET_PATTERNS.map((p) => new RegExp(p.source, p.flags));
+/** The redactor's defaults with a `keep` group: what their match starts with and keeps (a secret's name). */
+const DEFAULTS_WITH_KEEP: ReadonlySet<RegExp> = new Set(DEFAULTS.filter((p) => p.source.includes("(?<keep>")));
 const DEFAULT_ANCHORS = /sk-|_live_|_test_|gh[pousr]_|github_pat_|xox|akia|aiza|bearer|authorization|:\/\/|eyj|-----begin|key|secret|passw|token/i;
 
 /** @internal Whether `text` has a fixed part of a default pattern (a default can only match then). */
@@ -120,9 +127,16 @@ export type Redactor = (text: string) => string;
  * redact("key ACME-12345678") // "key [REDACTED]"
  */
 export function createRedactor(options: RedactOptions = {}): Redactor {
-  const replacement = options.replacement ?? "[REDACTED]";
+  // The replacement is literal: each "$" doubled ("$$" inserts one), so "$&", "$1" or "$<name>" in
+  // it never put the match back. A replacement string, not a function: V8 replaces a match with a
+  // string several times faster. A default's `keep` group (the name before a `key=value` secret's
+  // value) is put back before it; a custom pattern's match is replaced whole, whatever its groups
+  // (the exported defaults passed as `patterns` too: the name goes with the value).
+  const literal = (options.replacement ?? "[REDACTED]").replaceAll("$", "$$$$");
   const extra = (options.patterns ?? []).map((p) => (p.flags.includes("g") ? p : new RegExp(p.source, p.flags + "g")));
   const defaults = options.replaceDefaults === true ? [] : DEFAULTS;
+  const forDefault = (p: RegExp): string => (DEFAULTS_WITH_KEEP.has(p) ? `$<keep>${literal}` : literal);
+  const whole = (): string => literal;
   // A string too short for any pattern is returned as is: only knowable for the defaults, never
   // for custom patterns (a PIN or a short code may be a secret).
   const minLength = extra.length === 0 ? DEFAULT_MIN_MATCH : 0;
@@ -130,18 +144,18 @@ export function createRedactor(options: RedactOptions = {}): Redactor {
     if (text.length < minLength) return text;
     // The defaults run first, in order, as before: when the text has none of their fixed parts,
     // none of them would have changed it.
-    const out = defaults.length > 0 && _mayHoldDefaultSecret(text) ? scrub(text, defaults, replacement) : text;
-    return extra.length > 0 ? scrub(out, extra, replacement) : out;
+    const out = defaults.length > 0 && _mayHoldDefaultSecret(text) ? scrub(text, defaults, forDefault) : text;
+    return extra.length > 0 ? scrub(out, extra, whole) : out;
   };
 }
 
-function scrub(text: string, patterns: readonly RegExp[], replacement: string): string {
+function scrub(text: string, patterns: readonly RegExp[], replacementFor: (p: RegExp) => string): string {
   let out = text;
   for (const p of patterns) {
     p.lastIndex = 0;
     if (p.test(out)) {
       p.lastIndex = 0;
-      out = out.replace(p, replacement);
+      out = out.replace(p, replacementFor(p));
     }
   }
   return out;

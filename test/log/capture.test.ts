@@ -58,6 +58,6 @@ describe("capture: redact first, then cut", () => {
     await gate.call("note", { text });
     const { args } = captured();
     expect(args).not.toContain("s".repeat(40));
-    expect((JSON.parse(args) as { text: string }).text.startsWith("[REDACTED] yyy")).toBe(true);
+    expect((JSON.parse(args) as { text: string }).text.startsWith("token=[REDACTED] yyy")).toBe(true); // the name stays, the value goes
   });
 });

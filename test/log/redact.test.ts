@@ -34,6 +34,14 @@ const followedBy = (match: string): string => (match.includes("://") ? "@" : "")
 
 /** The shortest strings each default pattern matches (found by hand from the patterns). */
 const SHORTEST = ["ab://:x", "token=abcdef", "secret:abcdef", "Bearer abcdefgh", "xoxb-abcdefghij", "sk_live_abcdefghij", "sk-abcdefghijklmnop", "eyJabcde.abcde.abcde", "AKIAABCDEFGHIJKLMNOP"];
+/** What a `key=value` match keeps: its name and separator (the match's `keep` group). */
+const kept = (match: string): string => /^(?:token=|secret:)/.exec(match)?.[0] ?? "";
+
+/** What the redactor does with a default's match: its `keep` group (if any), then the replacement. */
+const keepThenRedacted = (...args: unknown[]): string => {
+  const groups = args[args.length - 1];
+  return (typeof groups === "object" && groups !== null ? ((groups as { keep?: string }).keep ?? "") : "") + "[REDACTED]";
+};
 
 describe("createRedactor", () => {
   it("applies custom patterns to short strings (a 7-character PIN, a 4-digit code)", () => {
@@ -45,39 +53,39 @@ describe("createRedactor", () => {
 
   it("still redacts the shortest secrets the default patterns match", () => {
     const redact = createRedactor();
-    for (const s of SHORTEST) expect(redact(s + followedBy(s)), s).toBe("[REDACTED]" + followedBy(s));
+    for (const s of SHORTEST) expect(redact(s + followedBy(s)), s).toBe(kept(s) + "[REDACTED]" + followedBy(s));
     expect(Math.min(...SHORTEST.map((s) => s.length + followedBy(s).length))).toBe(8);
   });
 
-  it("redacts key=value secrets in JSON and inside longer names (access_token, client_secret, DB_PASSWORD)", () => {
+  it("redacts key=value secrets in JSON and inside longer names (access_token, client_secret, DB_PASSWORD), keeping the name", () => {
     const redact = createRedactor();
     const cases: Record<string, string> = {
-      '{"password":"hunter2secret"}': '{"[REDACTED]"}',
+      '{"password":"hunter2secret"}': '{"password":"[REDACTED]"}',
       // a JWT glued to other token characters goes with them
       "session=a-eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abcdefgh ok": "session=a-[REDACTED] ok",
       "cookie: jwt_eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abcdefgh": "cookie: jwt_[REDACTED]",
       // a quoted value runs to its closing quote: a passphrase with spaces goes whole
-      '{"password": "correct horse battery staple", "n": 1}': '{"[REDACTED]", "n": 1}',
-      "secret='two words here' ok": "[REDACTED]' ok",
-      '{"api_key": "abcd1234efgh5678"}': '{"[REDACTED]"}',
-      "access_token=ya29.a0AfH6SMBx3": "access_[REDACTED]",
-      "client_secret=9f8e7d6c5b4a": "client_[REDACTED]",
-      "refresh_token: 1//0gabcdefghij": "refresh_[REDACTED]",
-      "DB_PASSWORD=s3cr3tpass ok": "DB_[REDACTED] ok",
-      '{"accessToken":"ya29.a0AfH6SMBx3","clientSecret":"9f8e7d6c5b4a"}': '{"access[REDACTED]","client[REDACTED]"}',
-      '{"dbPassword":"hunter2hunter2","apiToken":"a1b2c3d4e5f6g7","webhookSecret":"whsec_abcdefgh"}': '{"db[REDACTED]","api[REDACTED]","webhook[REDACTED]"}',
-      "adminPassword=Sup3rS3cret!": "admin[REDACTED]",
+      '{"password": "correct horse battery staple", "n": 1}': '{"password": "[REDACTED]", "n": 1}',
+      "secret='two words here' ok": "secret='[REDACTED]' ok",
+      '{"api_key": "abcd1234efgh5678"}': '{"api_key": "[REDACTED]"}',
+      "access_token=ya29.a0AfH6SMBx3": "access_token=[REDACTED]",
+      "client_secret=9f8e7d6c5b4a": "client_secret=[REDACTED]",
+      "refresh_token: 1//0gabcdefghij": "refresh_token: [REDACTED]",
+      "DB_PASSWORD=s3cr3tpass ok": "DB_PASSWORD=[REDACTED] ok",
+      '{"accessToken":"ya29.a0AfH6SMBx3","clientSecret":"9f8e7d6c5b4a"}': '{"accessToken":"[REDACTED]","clientSecret":"[REDACTED]"}',
+      '{"dbPassword":"hunter2hunter2","apiToken":"a1b2c3d4e5f6g7","webhookSecret":"whsec_abcdefgh"}': '{"dbPassword":"[REDACTED]","apiToken":"[REDACTED]","webhookSecret":"[REDACTED]"}',
+      "adminPassword=Sup3rS3cret!": "adminPassword=[REDACTED]",
       // `is` and `sync` spare a cursor only as words of their own
-      "REDIS_PASSWORD=hunter2hunter2 TRAVIS_TOKEN=abcdef123456 RSYNC_PASSWORD=hunter2hunter2 thisPassword=abcdefgh": "REDIS_[REDACTED] TRAVIS_[REDACTED] RSYNC_[REDACTED] this[REDACTED]",
+      "REDIS_PASSWORD=hunter2hunter2 TRAVIS_TOKEN=abcdef123456 RSYNC_PASSWORD=hunter2hunter2 thisPassword=abcdefgh": "REDIS_PASSWORD=[REDACTED] TRAVIS_TOKEN=[REDACTED] RSYNC_PASSWORD=[REDACTED] thisPassword=[REDACTED]",
       // a cursor prefix spares a token only: any other secret name after it is a secret
-      "SYNC_PASSWORD=hunter2hunter2 CURSOR_API_KEY=abcdef123456 PAGE_SECRET=abcdef123456": "SYNC_[REDACTED] CURSOR_[REDACTED] PAGE_[REDACTED]",
+      "SYNC_PASSWORD=hunter2hunter2 CURSOR_API_KEY=abcdef123456 PAGE_SECRET=abcdef123456": "SYNC_PASSWORD=[REDACTED] CURSOR_API_KEY=[REDACTED] PAGE_SECRET=[REDACTED]",
       '{"nextSyncToken":"CiAKGjBp","is_secret":"public","x.isSecret":"public"}': '{"nextSyncToken":"CiAKGjBp","is_secret":"public","x.isSecret":"public"}',
-      "SECRET_KEY=django-insecure-abc aws_secret_access_key=wJalrXUtnFEMI": "[REDACTED] aws_[REDACTED]",
-      "x-api-key: abcdef123456": "x-[REDACTED]",
+      "SECRET_KEY=django-insecure-abc aws_secret_access_key=wJalrXUtnFEMI": "SECRET_KEY=[REDACTED] aws_secret_access_key=[REDACTED]",
+      "x-api-key: abcdef123456": "x-api-key: [REDACTED]",
       // a secret with & or } in it is redacted whole; a query string keeps its next parameters
-      '{"password":"p&ssw0rd-long-secret"}': '{"[REDACTED]"}',
-      '{"password":"ab}cdefghijklmn"}': '{"[REDACTED]"}',
-      "?access_token=abc123xyz&page=2&sort=asc": "?access_[REDACTED]&page=2&sort=asc",
+      '{"password":"p&ssw0rd-long-secret"}': '{"password":"[REDACTED]"}',
+      '{"password":"ab}cdefghijklmn"}': '{"password":"[REDACTED]"}',
+      "?access_token=abc123xyz&page=2&sort=asc": "?access_token=[REDACTED]&page=2&sort=asc",
       // words that only contain a keyword, and cursors an agent needs, are left alone
       "tokens: 123456 secretary=abcdefgh max_tokens=4096 passwordless": "tokens: 123456 secretary=abcdefgh max_tokens=4096 passwordless",
       "resume with pageToken: CiAKGjBpNDd2Nmp": "resume with pageToken: CiAKGjBpNDd2Nmp",
@@ -85,9 +93,66 @@ describe("createRedactor", () => {
     };
     for (const [text, want] of Object.entries(cases)) expect(redact(text), text).toBe(want);
     // No nested quantifier: a long run of word characters is scanned once (a 1 MB service message).
-    expect(redact("a".repeat(1_000_000) + " token=abcdefgh")).toBe("a".repeat(1_000_000) + " [REDACTED]");
+    expect(redact("a".repeat(1_000_000) + " token=abcdefgh")).toBe("a".repeat(1_000_000) + " token=[REDACTED]");
     const query = "token=x&" + "a".repeat(200_000) + "=1"; // the value's lookahead scans the run once
     expect(redact(query) === query).toBe(true);
+  });
+
+  it("replaces only the value of a key=value secret: the name, the separator and the quotes stay", () => {
+    const redact = createRedactor();
+    const cases: Record<string, string> = {
+      '{"password":"hunter2secret"}': '{"password":"[REDACTED]"}',
+      "password=hunter2secret&x=1": "password=[REDACTED]&x=1",
+      "api_key: abcdef123456": "api_key: [REDACTED]",
+      "{'token': 'abcdefgh'}": "{'token': '[REDACTED]'}",
+      'Secret = "two words here" ok': 'Secret = "[REDACTED]" ok',
+      // an unclosed quote: the value runs to a space or a quote, as an unquoted one
+      'token="abcdefgh next': 'token="[REDACTED] next',
+    };
+    for (const [text, want] of Object.entries(cases)) expect(redact(text), text).toBe(want);
+    // Passed as `patterns`, the exported defaults replace their whole match, the name too: more
+    // than needed, never the secret.
+    const text = '{"password":"hunter2secret","n":1}';
+    expect(createRedactor({ patterns: DEFAULT_SECRET_PATTERNS, replaceDefaults: true })(text)).toBe('{"[REDACTED]","n":1}');
+    expect(createRedactor({ patterns: DEFAULT_SECRET_PATTERNS })(text)).toBe('{"[REDACTED]","n":1}');
+  });
+
+  it("keeps compact JSON valid: a secret-named key keeps its name and its value becomes the replacement, escaped quotes included", () => {
+    const redact = createRedactor();
+    const docs = [
+      { user: "ann", password: "hunter2secret", n: 1 },
+      { apiKey: "abcd1234efgh5678", accessToken: "ya29.a0AfH6SMBx3", client_secret: "correct horse, battery; staple", note: "ok" },
+      { a: { DB_PASSWORD: 'p"ss\\w0rd "quoted"' }, list: ["x", { token: 'it\'s "a" secret' }], passwd: "a\nb\tc\u0001d" },
+    ];
+    for (const doc of docs) {
+      const text = JSON.stringify(doc);
+      const out = redact(text);
+      expect(() => JSON.parse(out) as unknown, out).not.toThrow();
+      expect(out, text).not.toMatch(/hunter2|1234efgh|SMBx3|horse|battery|staple|w0rd|quoted|it.s|a\\nb/);
+    }
+    expect(JSON.parse(redact(JSON.stringify(docs[0])))).toEqual({ user: "ann", password: "[REDACTED]", n: 1 });
+    expect(JSON.parse(redact(JSON.stringify(docs[1])))).toEqual({ apiKey: "[REDACTED]", accessToken: "[REDACTED]", client_secret: "[REDACTED]", note: "ok" });
+    expect(JSON.parse(redact(JSON.stringify(docs[2])))).toEqual({ a: { DB_PASSWORD: "[REDACTED]" }, list: ["x", { token: "[REDACTED]" }], passwd: "[REDACTED]" });
+    // Any string of 6+ characters under a secret name, next to other fields.
+    const names = ["password", "apiKey", "api_key", "access_token", "client_secret", "DB_PASSWORD", "x-api-key", "SECRET_KEY", "passwd", "token"];
+    const plain = fc.stringMatching(/^[a-z0-9 .]{0,12}$/);
+    fc.assert(
+      fc.property(fc.constantFrom(...names), fc.string({ unit: "binary", minLength: 6, maxLength: 40 }), plain, (name, secret, other) => {
+        const out = redact(JSON.stringify({ before: other, [name]: secret, after: [other] }));
+        expect(JSON.parse(out) as unknown, out).toEqual({ before: other, [name]: "[REDACTED]", after: [other] });
+      }),
+      { numRuns: 2_000 },
+    );
+  });
+
+  it("uses the replacement literally: $&, $1, $$, $<keep>, $` and $' put nothing of the match back (defaults and custom patterns)", () => {
+    const text = "token=hunter2secret key sk-abcdefghijklmnop1234 ACME-12345678";
+    for (const replacement of ["$&", "$1", "$$", "$<keep>", "$`", "$'"]) {
+      const out = createRedactor({ replacement, patterns: [/(ACME)-(?<digits>\d{8})/g] })(text);
+      expect(out, replacement).toBe(`token=${replacement} key ${replacement} ${replacement}`);
+    }
+    expect(createRedactor({ replacement: "$&" })('{"password":"hunter2secret"}')).toBe('{"password":"$&"}');
+    expect(createRedactor({ patterns: DEFAULT_SECRET_PATTERNS, replaceDefaults: true, replacement: "$&" })("x-api-key: abcdef123456")).toBe("x-$&");
   });
 
   it("redacts Basic credentials given as an Authorization value and the user:password of a URL, and leaves prose, hosts and ports", () => {
@@ -197,8 +262,8 @@ describe("createRedactor", () => {
     }
     // And the redactor answers exactly as running every default in order does, on text that mixes
     // their fixed parts with ordinary words.
-    const reference = (text: string) => DEFAULT_SECRET_PATTERNS.reduce((out, p) => out.replace(new RegExp(p.source, p.flags), "[REDACTED]"), text);
-    const pieces = ["token=", "Secret: ", "Bearer ", "Authorization: Basic ", "postgres://", "u:", "@", "Basic ", "sk-", "sk_live_", "ghp_", "xoxb-", "AKIA", "AIza", "eyJ", ".", "-----BEGIN RSA PRIVATE KEY-----", "abcdefghijklmnop0123", "Invalid input: expected string", "customerId", " ", "=", "KEY"];
+    const reference = (text: string) => DEFAULT_SECRET_PATTERNS.reduce((out, p) => out.replace(new RegExp(p.source, p.flags), keepThenRedacted), text);
+    const pieces = ["token=", "Secret: ", '{"password":"', '"', "'", "\\", "Bearer ", "Authorization: Basic ", "postgres://", "u:", "@", "Basic ", "sk-", "sk_live_", "ghp_", "xoxb-", "AKIA", "AIza", "eyJ", ".", "-----BEGIN RSA PRIVATE KEY-----", "abcdefghijklmnop0123", "Invalid input: expected string", "customerId", " ", "=", "KEY"];
     const redact = createRedactor();
     fc.assert(
       fc.property(fc.array(fc.constantFrom(...pieces), { maxLength: 8 }), (parts) => {
