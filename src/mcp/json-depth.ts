@@ -14,6 +14,7 @@ export const MAX_MESSAGE_DEPTH = 100_000;
 
 /** Whether `text` (JSON or not) nests no deeper than `max` arrays and objects; strings are skipped. */
 export function nestsWithin(text: string, max: number): boolean {
+  if (text.length <= max) return true; // each level opens with a character of its own: no scan needed
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {

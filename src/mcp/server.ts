@@ -131,7 +131,8 @@ export function _createMcpServer(gate: Gate, options: McpServerOptions, hooks: _
 
   // A refusal made here is recorded as the gate records a call (src/refusal.ts), then answered.
   const answerRefusal = async (failure: ToolFailure): Promise<McpToolResult> => toCallToolResult(await _recordRefusal(gate, failure), false);
-  const answer: CallAnswer = async (params, info) => {
+  // Not `async`: an answer is one promise, the gate's (a throw here reaches the lane, which rejects with it).
+  const answer: CallAnswer = (params, info) => {
     const { name, arguments: rawArgs, _meta: requestMeta } = readParams(params);
     const callId = info.sessionId === undefined ? String(info.id) : `${info.sessionId}:${String(info.id)}`;
     const opts: { -readonly [K in keyof CallOptions]: CallOptions[K] } = { callId, signal: info.signal };
@@ -159,12 +160,13 @@ export function _createMcpServer(gate: Gate, options: McpServerOptions, hooks: _
       }
       if (p !== undefined) opts.principal = p;
     }
-    const r = await gate.call(name, args, opts);
-    if (!r.ok && r.code === "UNKNOWN_TOOL") {
-      throw new ProtocolError(ErrorCode.InvalidParams, r.message, { [RESULT_META_KEY]: r });
-    }
-    if (r.ok && success !== undefined) return success(r.data, r.meta);
-    return toCallToolResult(r, structured.has(name), tool?.effect);
+    return gate.call(name, args, opts).then((r) => {
+      if (!r.ok && r.code === "UNKNOWN_TOOL") {
+        throw new ProtocolError(ErrorCode.InvalidParams, r.message, { [RESULT_META_KEY]: r });
+      }
+      if (r.ok && success !== undefined) return success(r.data, r.meta);
+      return toCallToolResult(r, structured.has(name), tool?.effect);
+    });
   };
   // tools/call takes the lane (./call-lane.ts): answered from the transport, without the SDK's
   // per-request AbortController and promise chain. The handler registered below is the same

@@ -66,6 +66,32 @@ describe("proxy: an HTTP upstream that restarts", () => {
   }, 30_000);
 });
 
+describe("proxy: a success's _meta", () => {
+  it("keeps the upstream's own keys, drops its keys in toolgate's namespace, adds the call's meta, and a __proto__ key sets no prototype", async () => {
+    const withMeta = { name: "with_meta", description: "Answers with its own _meta", inputSchema: { type: "object" } };
+    const p = await proxied({ env: extra(withMeta), config: { tools: { with_meta: { effect: "read" } } } });
+    try {
+      const r = await p.client.callTool({ name: "with_meta", arguments: {} });
+      expect(r.isError).toBeUndefined();
+      expect(text(r)).toBe("traced");
+      const meta = r._meta as Record<string, unknown>;
+      // (the SDK's message schema drops a "__proto__" key of _meta before the proxy sees it)
+      expect(Object.keys(meta)).toEqual(["vendor/trace", "toolgate/meta", "toolgate/proxied"]);
+      expect(meta["vendor/trace"]).toBe("t-1");
+      expect(Object.getPrototypeOf(meta)).toBe(Object.prototype);
+      expect(meta["toolgate/proxied"]).toBe(true);
+      expect(meta["toolgate/meta"]).toMatchObject({ tool: "with_meta", version: expect.stringMatching(VERSION), attempts: 1 });
+      expect(meta["toolgate/meta"]).not.toHaveProperty("spoofed");
+      // The result's own "__proto__" key is the upstream's data too: kept as an own key, never a prototype.
+      expect(Object.getPrototypeOf(r)).toBe(Object.prototype);
+      expect(({}) as Record<string, unknown>).not.toHaveProperty("polluted");
+      expect(({}) as Record<string, unknown>).not.toHaveProperty("top");
+    } finally {
+      await p.close();
+    }
+  });
+});
+
 describe("proxy: what is pinned is what is forwarded", () => {
   it("a changed title is refused like a changed description", async () => {
     const lockPath = join(tempDir(), "lock.json");

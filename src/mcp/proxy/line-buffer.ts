@@ -103,7 +103,8 @@ class LineBuffer implements Reader {
   readMessage(): JSONRPCMessage | null {
     const bytes = this.#nextLine();
     if (bytes === undefined) return null;
-    const line = bytes.toString("utf8").replace(/\r$/, "");
+    const text = bytes.toString("utf8");
+    const line = text.charCodeAt(text.length - 1) === 13 ? text.slice(0, -1) : text; // a CRLF line's CR
     if (!nestsWithin(line, MAX_MESSAGE_DEPTH)) throw new TooDeepError();
     const value: unknown = JSON.parse(line); // a SyntaxError, as the SDK's reader throws
     if (isPlainResultAnswer(value)) return value;

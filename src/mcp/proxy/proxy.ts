@@ -27,6 +27,7 @@ import type { HookSet } from "../../log/compose.js";
 import { checkHooks, checkInstrument, instrumented } from "./observers.js";
 import { checkProxyOptions } from "./options.js";
 import { scrubLine } from "./error-text.js";
+import { isRecord } from "../../_record.js";
 
 /** Options of {@link createProxy}. */
 export interface ProxyOptions {
@@ -121,11 +122,12 @@ function buildTool(t: SdkTool, config: ProxyConfig, ajv: AjvCompilers, upstream:
       ...(concurrency !== undefined ? { concurrency } : {}),
       retry: effect === "read" ? { attempts: 1 + (policy.retries ?? 2) } : false,
       classify: (e) => (e instanceof UpstreamError ? (e.transient ? { kind: "transient", ...(e.retryAfterMs !== undefined ? { retryAfterMs: e.retryAfterMs } : {}) } : "permanent") : undefined),
-      execute: async (args, ctx) => {
-        const result = await upstream.call(t.name, args, forwardMeta(ctx.meta), onAttemptAbort(ctx), timeoutMs);
-        if (result.isError === true) throw upstreamToolError(result, effect);
-        return result;
-      },
+      // One promise per call (no async function around it): the upstream's answer, or its tool error thrown.
+      execute: (args, ctx) =>
+        upstream.call(t.name, args, forwardMeta(ctx.meta), onAttemptAbort(ctx), timeoutMs).then((result) => {
+          if (result.isError === true) throw upstreamToolError(result, effect);
+          return result;
+        }),
     });
     return { tool, hash: hashTool(t), listing: t };
   } catch (e) {
@@ -280,14 +282,23 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
       log(`pinned ${Object.keys(pins).length} tool(s) in ${options.lockPath}`);
     }
     const before = (name: string, callId: string) => deniedFor(state, name, callId);
+    // The upstream's result with toolgate's envelope meta under _meta. Its own _meta passes through,
+    // except keys in toolgate's namespace (no spoofed envelopes). Copied key by key: on Node 20 a
+    // spread of the parsed result followed by one more key costs about 1 µs (V8 leaves its fast
+    // path for the copy), more than the rest of the proxy's own work on the answer.
     const success = (data: unknown, meta: CallMeta): McpToolResult => {
       const r = data as Record<string, unknown>;
-      // The upstream's own _meta passes through, except keys in toolgate's namespace (no spoofed envelopes).
-      const upstreamMeta: Record<string, unknown> = {};
-      if (typeof r._meta === "object" && r._meta !== null) {
-        for (const [k, v] of Object.entries(r._meta)) if (!k.startsWith("toolgate/")) upstreamMeta[k] = v;
+      const out: Record<string, unknown> = {};
+      for (const k in r) if (k !== "_meta" && Object.hasOwn(r, k)) setOwn(out, k, r[k]);
+      const m: Record<string, unknown> = {};
+      const upstreamMeta = r._meta;
+      if (isRecord(upstreamMeta)) {
+        for (const k in upstreamMeta) if (Object.hasOwn(upstreamMeta, k) && !k.startsWith("toolgate/")) setOwn(m, k, upstreamMeta[k]);
       }
-      return { ...r, content: r.content as McpToolResult["content"], _meta: { ...upstreamMeta, [CALL_META_KEY]: meta, [PROXIED_META_KEY]: true } };
+      m[CALL_META_KEY] = meta;
+      m[PROXIED_META_KEY] = true;
+      out._meta = m;
+      return out as McpToolResult;
     };
     const info = { name: options.name ?? "toolgate-proxy", version: options.version ?? "0.0.0" };
     return {
@@ -334,4 +345,10 @@ function placeholderTool(): AnyTool {
     effect: "read",
     execute: () => ({}),
   });
+}
+
+/** `o[k] = v`, except that a `__proto__` key stays an own data property (as a spread would keep it). */
+function setOwn(o: Record<string, unknown>, k: string, v: unknown): void {
+  if (k === "__proto__") Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
+  else o[k] = v;
 }
