@@ -237,7 +237,8 @@ describe("the gate and its ledger", () => {
       },
       reconcile: async () => ({ status: "none" as const }),
     });
-    const gate = createGate({ tools: [tool], ledger: memoryLedger(), breaker: false, retry: { baseMs: 200, capMs: 200, budget: false } });
+    // random near 1: the backoff is ~200 ms, certainly longer than the 5 ms to the abort (full jitter alone could draw under 5 ms)
+    const gate = createGate({ tools: [tool], ledger: memoryLedger(), breaker: false, retry: { baseMs: 200, capMs: 200, budget: false }, random: () => 0.9999 });
     const first = await gate.call("book", { amount: 1 }, { idempotencyKey: "k", signal: ctrl.signal });
     expect(first).toMatchObject({ ok: false, code: "FAILED", effect: "none" });
     const again = await gate.call("book", { amount: 1 }, { idempotencyKey: "k" });
