@@ -126,7 +126,7 @@ async function decide(g: ResolvedGate, tool: AnyTool, wait: DecisionWait): Promi
       return _fail("DENIED", MSG.authorizeFailed, false, "none");
     }
     // Cancelled while authorize decided: the call is answered already (cancelled); open no prompt.
-    if (decision === CANCELLED) return cancelledBefore();
+    if (decision === CANCELLED) return cancelled(wait);
     if (decision !== true) {
       if (typeof decision === "object" && decision !== null && (decision as { allow?: unknown }).allow === true) {
         // allowed
@@ -137,7 +137,7 @@ async function decide(g: ResolvedGate, tool: AnyTool, wait: DecisionWait): Promi
       }
     }
   }
-  if (wait.caller?.aborted === true) return cancelledBefore();
+  if (wait.caller?.aborted === true) return cancelled(wait);
   if (tool.approval !== undefined && tool.approval !== false) {
     let needed = true;
     if (typeof tool.approval === "function") {
@@ -156,11 +156,20 @@ async function decide(g: ResolvedGate, tool: AnyTool, wait: DecisionWait): Promi
         g.onHookError("approve", e);
         ok = false;
       }
-      if (ok === CANCELLED) return cancelledBefore();
+      if (ok === CANCELLED) return cancelled(wait);
       if (ok !== true) return _fail("DENIED", MSG.notApproved, false, "none");
     }
   }
   return undefined;
+}
+
+/**
+ * The caller cancelled while a hook decided: the wait stops with the caller's reason, so a hook
+ * that reads `request.signal` only now (after an await of its own) still finds it aborted.
+ */
+function cancelled(wait: DecisionWait): Failure {
+  wait.stop(wait.caller?.reason);
+  return cancelledBefore();
 }
 
 /**

@@ -40,6 +40,11 @@ const SPARED_THEN_SUFFIX = String.raw`(?<!(?:page|next|next[_-]?sync|continuatio
 /** A secret's name in text (`password=…`, `"apiKey":"…"`). */
 const SECRET_NAME = `(?:api[_-]?key|secret|password|passwd|token)${SPARED_THEN_SUFFIX}`;
 
+/** `word` matching either case letter by letter (`[Bb][Aa]…`), for a pattern that is otherwise case-sensitive. */
+function anyCase(word: string): string {
+  return word.replace(/[a-z]/g, (c) => `[${c.toUpperCase()}${c}]`);
+}
+
 /** The shapes scrubbed by default: provider API keys, cloud keys, bearer tokens, Basic credentials, passwords in URLs, JWTs, private keys. */
 export const DEFAULT_SECRET_PATTERNS: readonly RegExp[] = Object.freeze([
   /\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{16,}/g, // OpenAI / Anthropic style
@@ -52,17 +57,25 @@ export const DEFAULT_SECRET_PATTERNS: readonly RegExp[] = Object.freeze([
   /\bBearer\s+[A-Za-z0-9._~+/-]{8,}=*/gi, // bearer tokens
   // Basic credentials only as an Authorization value, and only the credential: the header's name
   // and "Basic" stay (`"authorization":"Basic [REDACTED]"` is still JSON). The credential looks
-  // like base64: 8+ of [A-Za-z0-9+/=_-] with a digit, "+", "/" or "=", or 16+ of them, so prose
-  // ("Authorization: Basic auth is not supported") is kept. The lookahead comes first: only a
-  // position before a credential character reads back through the lookbehind, once per run of
-  // spaces (tried at every position, "Basic" + 64 KiB of spaces read the run back each time: 3 s).
-  /(?=[A-Za-z0-9+/=_-])(?<=\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?Basic\s+)(?:(?=[A-Za-z0-9+/=_-]*[0-9+/=])[A-Za-z0-9+/=_-]{8,}|[A-Za-z0-9+/=_-]{16,})/gi,
+  // like base64: 8+ of [A-Za-z0-9+/=_-] with a digit, "+", "/" or "=", or an uppercase letter after
+  // its first character (base64 of "user:pass" is all letters: dXNlcjpwYXNz), or 16+ of them; so
+  // prose ("Authorization: Basic auth is not supported", "… Basic Authentication failed") is kept.
+  // Case-sensitive for that uppercase test: the names are spelled in both cases instead of /i.
+  // The lookahead comes first: only a position before a credential character reads back through
+  // the lookbehind, once per run of spaces (tried at every position, "Basic" + 64 KiB of spaces
+  // read the run back each time: 3 s).
+  new RegExp(
+    String.raw`(?=[A-Za-z0-9+/=_-])(?<=\b(?:${anyCase("proxy-")})?${anyCase("authorization")}["']?\s*[:=]\s*["']?${anyCase("basic")}\s+)` +
+      String.raw`(?:(?=[A-Za-z0-9+/=_-]*[0-9+/=])[A-Za-z0-9+/=_-]{8,}|(?=[A-Za-z0-9+/=_-]+[A-Z])[A-Za-z0-9+/=_-]{8,}|[A-Za-z0-9+/=_-]{16,})`,
+    "g",
+  ),
   // A URL's user and password (postgres://app:hunter2@db): the host after "@" stays. A scheme
   // starts where no scheme character precedes it (not mid-word: "a.a.a…" is one start, not one per
   // letter) and has at most 16 characters; user and password are bounded and exclude whitespace,
-  // quotes and JSON/HTML punctuation (" ' < > { } [ ] , ; = \ `), so a match never crosses a JSON
-  // string's end ({"homepage":"https://acme.com","email":"sales@acme.com"} is kept).
-  /(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,15}:\/\/[^\s:/@?#"'<>{}[\],;=`\\]{0,256}:[^\s/@?#"'<>{}[\],;=`\\]{1,256}(?=@)/g,
+  // quotes and what a URL's userinfo cannot hold unencoded (" ' < > { } [ ] \ `), so a match never
+  // crosses a JSON string's end ({"homepage":"https://acme.com","email":"sales@acme.com"} is kept);
+  // "=", ";" and "," are allowed there (a base64 password ends in "=").
+  /(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{1,15}:\/\/[^\s:/@?#"'<>{}[\]`\\]{0,256}:[^\s/@?#"'<>{}[\]`\\]{1,256}(?=@)/g,
   // JWT: from the first "eyJ" of a run of token characters ("session=a-eyJ…" keeps "a-"). With `\b`,
   // "-eyJ" repeated started a scan to the end at every "eyJ", each failing there (quadratic: 64 KB
   // took 2 s, 1 MiB minutes). Now an "eyJ" goes on only when no other stands between it and the

@@ -193,6 +193,27 @@ describe("the request a decision hook sees", () => {
     expect([heard, asked]).toEqual([[], 0]);
   });
 
+  it("an approve that reads the signal only after the caller cancelled (after an await of its own) finds it aborted, with the caller's reason", async () => {
+    const { tool, runs } = payTool(true);
+    let late: AbortSignal | undefined;
+    const gate = createGate({
+      tools: [tool],
+      approve: async (req) => {
+        await new Promise((r) => setTimeout(r, 40)); // a lookup before the prompt opens
+        late = req.signal;
+        return never<boolean>();
+      },
+    });
+    const ctrl = new AbortController();
+    const pending = gate.call("pay", { amount: 1 }, { signal: ctrl.signal });
+    setTimeout(() => ctrl.abort(new Error("user left")), 5);
+    expect(refusal(await pending)).toMatchObject({ code: "FAILED", effect: "none" });
+    await new Promise((r) => setTimeout(r, 60));
+    expect(late?.aborted).toBe(true);
+    expect((late?.reason as Error).message).toBe("user left");
+    expect(runs.n).toBe(0);
+  });
+
   it("read after a decision made in time, the signal hears no one and leaves no listener on the caller's", async () => {
     const { tool } = payTool(true);
     let seen: CallRequest | undefined;

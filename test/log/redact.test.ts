@@ -200,6 +200,9 @@ describe("createRedactor", () => {
       "redis://:hunter2@cache:6379": "[REDACTED]@cache:6379",
       "amqp://guest:guest@rabbit:5672/vhost": "[REDACTED]@rabbit:5672/vhost",
       "https://deploy:ghs-tok3n@git.example.com/repo.git": "[REDACTED]@git.example.com/repo.git",
+      // "=", ";" and "," may stand unencoded in a URL's userinfo (RFC 3986 sub-delims); a base64 password ends in "="
+      "postgres://app:hunter2s3cret=@db:5432/x": "[REDACTED]@db:5432/x",
+      "mysql://root:s3cret;pa,ss@db/app": "[REDACTED]@db/app",
     };
     for (const [url, want] of Object.entries(urls)) {
       expect(redact(`connect ECONNREFUSED ${url} (retrying)`), url).toBe(`connect ECONNREFUSED ${want} (retrying)`);
@@ -217,6 +220,9 @@ describe("createRedactor", () => {
       '{"method":"GET","headers":{"accept":"*/*","authorization":"Basic dXNlcjpodW50ZXIy==","x-trace":"abc"}}': '{"method":"GET","headers":{"accept":"*/*","authorization":"Basic [REDACTED]","x-trace":"abc"}}',
       "{'Authorization': 'Basic dXNlcjpodW50ZXIy', 'Accept': 'text/plain'}": "{'Authorization': 'Basic [REDACTED]', 'Accept': 'text/plain'}",
       "proxy-authorization=basic dXNlcjpw_YXNz-d29yZA": "proxy-authorization=basic [REDACTED]",
+      // base64 of "user:pass" is letters only (no digit, "+", "/" or "="), 12 of them: an uppercase letter after the first tells it from a word
+      "Authorization: Basic dXNlcjpwYXNz": "Authorization: Basic [REDACTED]",
+      "AUTHORIZATION: BASIC dXNlcjpwYXNz": "AUTHORIZATION: BASIC [REDACTED]",
     };
     for (const [text, want] of Object.entries(cases)) expect(redact(text), text).toBe(want);
     const out = redact('{"headers":{"authorization":"Basic dXNlcjpodW50ZXIy=="}}');
@@ -230,6 +236,7 @@ describe("createRedactor", () => {
       "authorization=Basic credentials are missing",
       'Authorization: Basic realm="orders" required',
       "Authorization: Basic authentication failed; use Bearer",
+      "Authorization: Basic Authentication failed; use Bearer",
     ]) expect(redact(text), text).toBe(text);
   });
 

@@ -67,7 +67,7 @@ describe("proxy: an HTTP upstream that restarts", () => {
 });
 
 describe("proxy: a success's _meta", () => {
-  it("keeps the upstream's own keys, drops its keys in toolgate's namespace, adds the call's meta, and a __proto__ key sets no prototype", async () => {
+  it("keeps the upstream's own keys, drops its keys in toolgate's namespace (no spoofed envelope), and adds the call's meta", async () => {
     const withMeta = { name: "with_meta", description: "Answers with its own _meta", inputSchema: { type: "object" } };
     const p = await proxied({ env: extra(withMeta), config: { tools: { with_meta: { effect: "read" } } } });
     try {
@@ -75,17 +75,10 @@ describe("proxy: a success's _meta", () => {
       expect(r.isError).toBeUndefined();
       expect(text(r)).toBe("traced");
       const meta = r._meta as Record<string, unknown>;
-      // (the SDK's message schema drops a "__proto__" key of _meta before the proxy sees it)
-      expect(Object.keys(meta)).toEqual(["vendor/trace", "toolgate/meta", "toolgate/proxied"]);
+      expect(Object.keys(meta)).toEqual(["vendor/trace", "toolgate/meta", "toolgate/proxied"]); // toolgate/result and toolgate/other dropped
       expect(meta["vendor/trace"]).toBe("t-1");
-      expect(Object.getPrototypeOf(meta)).toBe(Object.prototype);
       expect(meta["toolgate/proxied"]).toBe(true);
-      expect(meta["toolgate/meta"]).toMatchObject({ tool: "with_meta", version: expect.stringMatching(VERSION), attempts: 1 });
-      expect(meta["toolgate/meta"]).not.toHaveProperty("spoofed");
-      // The result's own "__proto__" key is the upstream's data too: kept as an own key, never a prototype.
-      expect(Object.getPrototypeOf(r)).toBe(Object.prototype);
-      expect(({}) as Record<string, unknown>).not.toHaveProperty("polluted");
-      expect(({}) as Record<string, unknown>).not.toHaveProperty("top");
+      expect(meta["toolgate/meta"]).toEqual({ tool: "with_meta", version: expect.stringMatching(VERSION), callId: expect.any(String), attempts: 1, durationMs: expect.any(Number) });
     } finally {
       await p.close();
     }
