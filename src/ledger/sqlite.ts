@@ -121,7 +121,7 @@ function open(Sqlite: typeof Database, path: string, busyTimeoutMs: number, sync
   try {
     db = new Sqlite(path);
   } catch (e) {
-    throw new ToolgateConfigError("E_LEDGER_OPEN", `sqliteLedger: cannot open ${JSON.stringify(path)}: ${e instanceof Error ? e.message : String(e)}`);
+    throw new ToolgateConfigError("E_LEDGER_OPEN", `sqliteLedger: cannot open ${JSON.stringify(path)}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
   }
   const migrate = db.transaction(() => {
     const v = schemaVersion(db);
@@ -147,7 +147,7 @@ function open(Sqlite: typeof Database, path: string, busyTimeoutMs: number, sync
   } catch (e) {
     db.close();
     if (e instanceof ToolgateConfigError) throw e;
-    throw new ToolgateConfigError("E_LEDGER_OPEN", `sqliteLedger: cannot open ${JSON.stringify(path)} for writing: ${e instanceof Error ? e.message : String(e)}`);
+    throw new ToolgateConfigError("E_LEDGER_OPEN", `sqliteLedger: cannot open ${JSON.stringify(path)} for writing: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
   }
   return db;
 }
@@ -160,7 +160,7 @@ function openReadonly(Sqlite: typeof Database, path: string, busyTimeoutMs: numb
     db = new Sqlite(path, { readonly: true, fileMustExist: true });
   } catch (e) {
     if (!existsSync(path)) throw new ToolgateConfigError("E_LEDGER_MISSING", `sqliteLedger: no ledger database at ${JSON.stringify(path)}`);
-    throw new ToolgateConfigError("E_LEDGER_OPEN", `sqliteLedger: cannot open ${JSON.stringify(path)}: ${e instanceof Error ? e.message : String(e)}`);
+    throw new ToolgateConfigError("E_LEDGER_OPEN", `sqliteLedger: cannot open ${JSON.stringify(path)}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
   }
   try {
     db.pragma(`busy_timeout = ${busyTimeoutMs}`);
@@ -170,7 +170,7 @@ function openReadonly(Sqlite: typeof Database, path: string, busyTimeoutMs: numb
       table = hasTable(db, "toolgate_ledger") ? true : undefined;
       v = schemaVersion(db);
     } catch (e) {
-      throw new ToolgateConfigError("E_LEDGER_OPEN", `sqliteLedger: cannot read ${JSON.stringify(path)}: ${e instanceof Error ? e.message : String(e)}`);
+      throw new ToolgateConfigError("E_LEDGER_OPEN", `sqliteLedger: cannot read ${JSON.stringify(path)}: ${e instanceof Error ? e.message : String(e)}`, { cause: e });
     }
     if (table === undefined) {
       throw new ToolgateConfigError("E_LEDGER_MISSING", `sqliteLedger: ${JSON.stringify(path)} holds no toolgate ledger (no table toolgate_ledger)`);

@@ -27,6 +27,16 @@ describe("sqliteLedger readonly on a missing file", () => {
       // A directory at the path: it exists, so it is not "missing".
       mkdirSync(path);
       expect(() => sqliteLedger({ path, readonly: true })).toThrow(expect.objectContaining({ code: "E_LEDGER_OPEN" }));
+      // The driver's own error stays reachable for a diagnosis: as `cause`, with SQLite's code.
+      for (const readonly of [true, false]) {
+        let thrown: unknown;
+        try {
+          sqliteLedger({ path, readonly });
+        } catch (e) {
+          thrown = e;
+        }
+        expect(thrown, `readonly: ${readonly}`).toMatchObject({ code: "E_LEDGER_OPEN", cause: expect.objectContaining({ code: expect.stringMatching(/^SQLITE_/) }) });
+      }
       const junk = join(dir, "junk.db");
       writeFileSync(junk, "not a database at all, just text that is long enough to have a header");
       let code: unknown;
@@ -35,6 +45,7 @@ describe("sqliteLedger readonly on a missing file", () => {
         void l.close();
       } catch (e) {
         code = (e as { code?: unknown }).code;
+        expect((e as { cause?: unknown }).cause).toBeInstanceOf(Error);
       }
       expect(code).toBe("E_LEDGER_OPEN");
     } finally {
