@@ -7,6 +7,7 @@
 import { types } from "node:util";
 import type { Issue } from "./result.js";
 import { issue } from "./issues.js";
+import { setOwn } from "./_record.js";
 
 const isProxy = types.isProxy;
 
@@ -357,10 +358,7 @@ function walkObject(v: object, st: WalkState): unknown {
       (st.trail ??= []).push(key);
       return FAIL;
     }
-    if (copy) {
-      if (key === "__proto__") Object.defineProperty(out, key, { value: child, enumerable: true, writable: true, configurable: true });
-      else out[key] = child;
-    }
+    if (copy) setOwn(out, key, child);
   }
   return out;
 }

@@ -27,7 +27,7 @@ import type { HookSet } from "../../log/compose.js";
 import { checkHooks, checkInstrument, instrumented } from "./observers.js";
 import { checkProxyOptions } from "./options.js";
 import { scrubLine } from "./error-text.js";
-import { isRecord } from "../../_record.js";
+import { isRecord, setOwn } from "../../_record.js";
 
 /** Options of {@link createProxy}. */
 export interface ProxyOptions {
@@ -345,10 +345,4 @@ function placeholderTool(): AnyTool {
     effect: "read",
     execute: () => ({}),
   });
-}
-
-/** `o[k] = v`, except that a `__proto__` key stays an own data property (as a spread would keep it). */
-function setOwn(o: Record<string, unknown>, k: string, v: unknown): void {
-  if (k === "__proto__") Object.defineProperty(o, k, { value: v, enumerable: true, writable: true, configurable: true });
-  else o[k] = v;
 }
