@@ -121,8 +121,6 @@ const DEFAULT_MIN_MATCH = 8;
  * names) has none of them, and one test spares the thirteen.
  */
 const DEFAULTS: readonly RegExp[] = DEFAULT_SECRET_PATTERNS.map((p) => new RegExp(p.source, p.flags));
-/** The redactor's defaults with a `keep` group: what their match starts with and keeps (a secret's name). */
-const DEFAULTS_WITH_KEEP: ReadonlySet<RegExp> = new Set(DEFAULTS.filter((p) => p.source.includes("(?<keep>")));
 const DEFAULT_ANCHORS = /sk-|_live_|_test_|gh[pousr]_|github_pat_|xox|akia|aiza|bearer|authorization|:\/\/|eyj|-----begin|key|secret|passw|token/i;
 
 /** @internal Whether `text` has a fixed part of a default pattern (a default can only match then). */
@@ -146,10 +144,8 @@ export function createRedactor(options: RedactOptions = {}): Redactor {
   // value) is put back before it; a custom pattern's match is replaced whole, whatever its groups
   // (the exported defaults passed as `patterns` too: the name goes with the value).
   const literal = (options.replacement ?? "[REDACTED]").replaceAll("$", "$$$$");
-  const extra = (options.patterns ?? []).map((p) => (p.flags.includes("g") ? p : new RegExp(p.source, p.flags + "g")));
-  const defaults = options.replaceDefaults === true ? [] : DEFAULTS;
-  const forDefault = (p: RegExp): string => (DEFAULTS_WITH_KEEP.has(p) ? `$<keep>${literal}` : literal);
-  const whole = (): string => literal;
+  const extra: Scrub[] = (options.patterns ?? []).map((p) => [p.flags.includes("g") ? p : new RegExp(p.source, p.flags + "g"), literal]);
+  const defaults: Scrub[] = options.replaceDefaults === true ? [] : DEFAULTS.map((p) => [p, p.source.includes("(?<keep>") ? `$<keep>${literal}` : literal]);
   // A string too short for any pattern is returned as is: only knowable for the defaults, never
   // for custom patterns (a PIN or a short code may be a secret).
   const minLength = extra.length === 0 ? DEFAULT_MIN_MATCH : 0;
@@ -157,18 +153,21 @@ export function createRedactor(options: RedactOptions = {}): Redactor {
     if (text.length < minLength) return text;
     // The defaults run first, in order, as before: when the text has none of their fixed parts,
     // none of them would have changed it.
-    const out = defaults.length > 0 && _mayHoldDefaultSecret(text) ? scrub(text, defaults, forDefault) : text;
-    return extra.length > 0 ? scrub(out, extra, whole) : out;
+    const out = defaults.length > 0 && _mayHoldDefaultSecret(text) ? scrub(text, defaults) : text;
+    return extra.length > 0 ? scrub(out, extra) : out;
   };
 }
 
-function scrub(text: string, patterns: readonly RegExp[], replacementFor: (p: RegExp) => string): string {
+/** A pattern and the replacement string for its matches (decided once per redactor). */
+type Scrub = readonly [pattern: RegExp, replacement: string];
+
+function scrub(text: string, patterns: readonly Scrub[]): string {
   let out = text;
-  for (const p of patterns) {
+  for (const [p, replacement] of patterns) {
     p.lastIndex = 0;
     if (p.test(out)) {
       p.lastIndex = 0;
-      out = out.replace(p, replacementFor(p));
+      out = out.replace(p, replacement);
     }
   }
   return out;
