@@ -347,12 +347,13 @@ function decided(call: Call, rt: ToolRuntime, input: unknown, meta: Readonly<Rec
   try {
     const signal = opts?.signal;
     const wait = new DecisionWait(tool.name, tool.version, tool.effect, call.callId, opts?.principal, input, meta, signal);
-    // A caller's cancel ends the wait for a decision (a person may never answer an approval).
     if (signal?.aborted === true) return refuse(call, cancelledBefore()); // ask no one for a cancelled call
-    return untilSettled(authorizeAndApprove(call.g, tool, wait), signal).then((refused) => {
-      if (refused === CANCELLED) return refuse(call, cancelledBefore());
-      return refused !== undefined ? refuse(call, refused) : claimed(call, rt, input, meta, opts, undefined);
-    }, internalError(call));
+    // A caller's cancel ends the wait for a decision there (a person may never answer an approval):
+    // each hook's answer is raced against the caller's signal (src/decision.ts `within`).
+    return authorizeAndApprove(call.g, tool, wait).then(
+      (refused) => (refused !== undefined ? refuse(call, refused) : claimed(call, rt, input, meta, opts, undefined)),
+      internalError(call),
+    );
   } catch {
     return internalError(call)();
   }
