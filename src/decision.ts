@@ -11,7 +11,7 @@ import { HookTimeoutError } from "./errors.js";
 import { isPromiseLike } from "./standard.js";
 import { cancelledBefore } from "./execute.js";
 import { CANCELLED, TIMED_OUT, untilSettled, unwatch, watch, type SignalWatcher } from "./policy/caller-signal.js";
-import { truncate } from "./redact.js";
+import { _redactThenCut } from "./redact.js";
 
 const MSG = {
   denied: "The caller is not authorized for this call",
@@ -132,7 +132,7 @@ async function decide(g: ResolvedGate, tool: AnyTool, wait: DecisionWait): Promi
         // allowed
       } else {
         const reason = typeof decision === "object" && decision !== null ? (decision as { reason?: unknown }).reason : undefined;
-        const msg = typeof reason === "string" && reason.length > 0 ? truncate(g.redact(reason), 200) : MSG.denied;
+        const msg = typeof reason === "string" && reason.length > 0 ? _redactThenCut(g.redact, reason, 200) : MSG.denied;
         return _fail("DENIED", msg, false, "none");
       }
     }

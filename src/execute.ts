@@ -13,7 +13,7 @@ import { MAX_TIMER_MS, sleep } from "./policy/deadline.js";
 import { untilSettled } from "./policy/caller-signal.js";
 import type { Breaker } from "./policy/breaker.js";
 import type { RetryBudget } from "./policy/budget.js";
-import { truncate, type Redactor } from "./redact.js";
+import { _redactThenCut, type Redactor } from "./redact.js";
 import type { UnknownKeyCheck } from "./unknown-keys.js";
 import { reconcileWrite, writeRetryIsSafe, type ReconcileOutcome } from "./reconcile.js";
 
@@ -90,11 +90,11 @@ export function failureFor(
     case "rejected": {
       const msg = "message" in c && c.message !== undefined && c.message.length > 0 ? c.message : MSG.rejected;
       const effect = write && "effect" in c && c.effect !== undefined ? c.effect : "none";
-      return _fail("REJECTED", truncate(redact(msg), 200), false, effect);
+      return _fail("REJECTED", _redactThenCut(redact, msg, 200), false, effect);
     }
     case "denied": {
       const msg = "message" in c && c.message !== undefined && c.message.length > 0 ? c.message : MSG.denied;
-      return _fail("DENIED", truncate(redact(msg), 200), false, "none");
+      return _fail("DENIED", _redactThenCut(redact, msg, 200), false, "none");
     }
     case "cancelled":
       return _fail("FAILED", MSG.cancelled, false, write ? "unknown" : "none");

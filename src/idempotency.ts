@@ -14,7 +14,7 @@ import type { Principal } from "./tool.js";
 import { _storedNothing, type ClaimOutcome, type Ledger, type LedgerEntry } from "./ledger/types.js";
 import { _fingerprint, _keyHash, _redactDeep } from "./ledger/_canonical.js";
 import { _permanentLedgerFault } from "./ledger/_fault.js";
-import { truncate } from "./redact.js";
+import { _redactThenCut } from "./redact.js";
 import { maskSecretFields } from "./log/_capture.js";
 import { NO } from "./fast-path.js";
 import { cancelledBefore, inheritedUnknown } from "./execute.js";
@@ -134,7 +134,7 @@ async function claimInLedger(g: ResolvedGate, rt: ToolRuntime, input: unknown, c
       return answer(_fail("FAILED", MSG.keyFailed, false, "none"));
     }
     const signal = c.opts?.signal;
-    const callId = truncate(g.redact(c.callId), 256);
+    const callId = _redactThenCut(g.redact, c.callId, 256);
     try {
       const pending = ledger.claim({
         id,
@@ -142,8 +142,8 @@ async function claimInLedger(g: ResolvedGate, rt: ToolRuntime, input: unknown, c
         callId,
         tool: tool.name,
         version: tool.version,
-        principal: principal === null ? null : truncate(g.redact(principal), 256),
-        ...(key !== undefined ? { key: { display: truncate(g.redact(key), 256), hash: _keyHash(tool.name, principal, key) } } : {}),
+        principal: principal === null ? null : _redactThenCut(g.redact, principal, 256),
+        ...(key !== undefined ? { key: { display: _redactThenCut(g.redact, key, 256), hash: _keyHash(tool.name, principal, key) } } : {}),
         fingerprint,
         leaseMs: leaseFor(rt),
         takeover: tool.reconcile !== undefined || (tool.idempotentDownstream === true && key !== undefined),

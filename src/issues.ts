@@ -5,7 +5,7 @@
  */
 import type { StandardSchemaV1 } from "@standard-schema/spec";
 import type { Issue } from "./result.js";
-import { truncate, type Redactor } from "./redact.js";
+import { _redactThenCut, truncate, type Redactor } from "./redact.js";
 
 /** At most this many issues are returned; a final `too_many_issues` entry says how many were cut. */
 export const MAX_ISSUES = 20;
@@ -181,9 +181,9 @@ export function toSafeIssues(
       if (echoes !== undefined) message = message.replace(echoes, "<value>");
     }
     out.push({
-      path: truncate(redact(joinPath(issue.path).slice(0, 4 * MAX_ISSUE_PATH)), MAX_ISSUE_PATH), // a window: the redactor sees a secret whole
+      path: _redactThenCut(redact, joinPath(issue.path), MAX_ISSUE_PATH, 4 * MAX_ISSUE_PATH), // a window: the redactor sees a secret whole
       code,
-      message: truncate(redact(message), MAX_ISSUE_MESSAGE),
+      message: _redactThenCut(redact, message, MAX_ISSUE_MESSAGE),
     });
   }
   if (issues.length > MAX_ISSUES) {

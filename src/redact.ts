@@ -40,6 +40,34 @@ const SPARED_THEN_SUFFIX = String.raw`(?<!(?:page|next|next[_-]?sync|continuatio
 /** A secret's name in text (`password=…`, `"apiKey":"…"`). */
 const SECRET_NAME = `(?:api[_-]?key|secret|password|passwd|token)${SPARED_THEN_SUFFIX}`;
 
+/*
+ * A `key=value` secret's value. Only the value is replaced: the name, the separator, an opening
+ * bracket and an opening quote are the `keep` group, which the redactor puts back
+ * (`{"password":"[REDACTED]"}` is still JSON). Four forms, each at least 6 characters:
+ * - inside a JSON string that holds JSON (`"{\"password\":\"…\"}"`, as a provider's tool-call
+ *   `arguments` are): the value ends at the first quote with a backslash before it, so the outer
+ *   string stays intact (a quote inside such a value ends it early, and what follows is kept);
+ * - double- or single-quoted: the value runs to its closing quote on the line (spaces included:
+ *   "correct horse battery staple"), past escaped quotes (`\"` in JSON);
+ * - unquoted: to a space, a quote, a comma or a semicolon, the next `&name=` of a query string, a
+ *   backslash before a quote (an escaped JSON string's end), or a `}` or `]` that closes
+ *   (`{"password":123456789}` keeps its brace).
+ * A value never starts at a quote: the quoted forms need the quote in `keep` just before them, the
+ * unquoted form takes no quote; so backing off `keep`'s quote finds nothing.
+ * Linear in time, and in stack: the first six characters are one bounded group, the rest an
+ * unrolled loop (`a*(?:b a*)*`) whose group repeats only at an escape, an `&` or a bracket, never
+ * per character (a group per character overflowed V8's regexp stack on a 4 MiB value and threw).
+ */
+/** A quote after a name or a separator, escaped up to seven times (JSON in JSON in JSON…). */
+const QUOTE = String.raw`(?:\\{0,7}["'])?`;
+const IN_ESCAPED = String.raw`(?<=\\")(?:[^"\\\n]|\\+[^"\\\n]){6}[^"\\\n]*(?:\\+[^"\\\n][^"\\\n]*)*(?=\\+")`;
+const DOUBLE_QUOTED = String.raw`(?<=(?<!\\)")(?:[^"\\\n]|\\[^\n]){6}[^"\\\n]*(?:\\[^\n][^"\\\n]*)*(?=")`;
+const SINGLE_QUOTED = String.raw`(?<=(?<!\\)')(?:[^'\\\n]|\\[^\n]){6}[^'\\\n]*(?:\\[^\n][^'\\\n]*)*(?=')`;
+const PLAIN = String.raw`[^\s"',;&}\]\\]`;
+const PLAIN_OTHER = String.raw`&(?![\w.-]*=)|[}\]](?![\s,;}\]]|$)|\\+(?!["\\])`;
+const UNQUOTED = `(?:${PLAIN}|${PLAIN_OTHER}){6}${PLAIN}*(?:(?:${PLAIN_OTHER})${PLAIN}*)*`;
+const KEY_VALUE = `${IN_ESCAPED}|${DOUBLE_QUOTED}|${SINGLE_QUOTED}|${UNQUOTED}`;
+
 /** `word` matching either case letter by letter (`[Bb][Aa]…`), for a pattern that is otherwise case-sensitive. */
 function anyCase(word: string): string {
   return word.replace(/[a-z]/g, (c) => `[${c.toUpperCase()}${c}]`);
@@ -82,16 +110,8 @@ export const DEFAULT_SECRET_PATTERNS: readonly RegExp[] = Object.freeze([
   // start of its run (the lookbehind reads back to the previous "eyJ" at most): one scan per run.
   /eyJ(?<=(?<![A-Za-z0-9_-])(?:(?!eyJ)[A-Za-z0-9_-])*eyJ)[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}/g,
   /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)/g,
-  // key=value, key: value, "key":"value": a secret's name (SECRET_NAME), then the value. Only the
-  // value is replaced: the name, the separator and an opening quote are the `keep` group, which the
-  // redactor puts back (`{"password":"[REDACTED]"}` is still JSON). A quoted value runs to its
-  // closing quote on the line (spaces included: "correct horse battery staple"), past escaped quotes
-  // (`\"` in JSON); an unquoted one to a space, quote, comma or semicolon, or to the next `&name=`
-  // of a query string. A value never starts at a quote: the quoted forms need the quote in `keep`
-  // just before them, the unquoted form takes no quote; so backing off `keep`'s quote finds nothing.
-  // Linear: a quoted scan stops at the first unescaped quote, and the quote of the next name's
-  // value follows a separator or a space, not a backslash, so no two quoted scans overlap.
-  new RegExp(`(?<keep>${SECRET_NAME}${String.raw`["']?\s*[:=]\s*["']?)(?:(?<=")(?:[^"\\\n]|\\[^\n]){6,}(?=")|(?<=')(?:[^'\\\n]|\\[^\n]){6,}(?=')|(?:(?!&[\w.-]*=)[^\s"',;]){6,})`}`, "gi"),
+  // key=value, key: value, "key":"value": a secret's name (SECRET_NAME), then the value (KEY_VALUE).
+  new RegExp(`(?<keep>${SECRET_NAME}${String.raw`${QUOTE}\s*[:=]\s*\[?${QUOTE}`})(?:${KEY_VALUE})`, "gi"),
 ]);
 
 /**
@@ -143,7 +163,8 @@ export function createRedactor(options: RedactOptions = {}): Redactor {
   // string several times faster. A default's `keep` group (the name before a `key=value` secret's
   // value) is put back before it; a custom pattern's match is replaced whole, whatever its groups
   // (the exported defaults passed as `patterns` too: the name goes with the value).
-  const literal = (options.replacement ?? "[REDACTED]").replaceAll("$", "$$$$");
+  const whole = options.replacement ?? "[REDACTED]";
+  const literal = whole.replaceAll("$", "$$$$");
   const extra: Scrub[] = (options.patterns ?? []).map((p) => [p.flags.includes("g") ? p : new RegExp(p.source, p.flags + "g"), literal]);
   const defaults: Scrub[] = options.replaceDefaults === true ? [] : DEFAULTS.map((p) => [p, p.source.includes("(?<keep>") ? `$<keep>${literal}` : literal]);
   // A string too short for any pattern is returned as is: only knowable for the defaults, never
@@ -153,8 +174,14 @@ export function createRedactor(options: RedactOptions = {}): Redactor {
     if (text.length < minLength) return text;
     // The defaults run first, in order, as before: when the text has none of their fixed parts,
     // none of them would have changed it.
-    const out = defaults.length > 0 && _mayHoldDefaultSecret(text) ? scrub(text, defaults) : text;
-    return extra.length > 0 ? scrub(out, extra) : out;
+    // A pattern that throws (a custom one that overflows V8's regexp stack on a long text) cannot
+    // say where a secret is: nothing of the text is kept, the replacement stands for all of it.
+    try {
+      const out = defaults.length > 0 && _mayHoldDefaultSecret(text) ? scrub(text, defaults) : text;
+      return extra.length > 0 ? scrub(out, extra) : out;
+    } catch {
+      return whole;
+    }
   };
 }
 
@@ -171,6 +198,21 @@ function scrub(text: string, patterns: readonly Scrub[]): string {
     }
   }
   return out;
+}
+
+/**
+ * No more than this is read of a text cut to `max` characters after it is redacted: enough for a
+ * secret that straddles the cut to be seen whole, and a bound on the work whatever the text's size.
+ */
+const REDACT_MARGIN = 4_096;
+
+/**
+ * @internal Redact, then cut to `max` characters (never the other way round: a secret cut in half
+ * would no longer match). Only the first `read` characters are redacted (default: `max` and a
+ * margin of 4,096): a message a tool or a validator made megabytes long costs no more than that.
+ */
+export function _redactThenCut(redact: Redactor, text: string, max: number, read: number = max + REDACT_MARGIN): string {
+  return truncate(redact(text.length > read ? text.slice(0, read) : text), max);
 }
 
 /** Cut a string to at most `max` characters, marking the cut; never between the two halves of a surrogate pair. */

@@ -7,7 +7,7 @@
 import type { ToolListing } from "../json-schema.js";
 import { isRecord } from "../_record.js";
 import { _jsonWrittenValue } from "../json-data.js"; // what JSON writes: a field a class's toJSON hides stays out of the capture too
-import { _isSecretKeyName, truncate, type Redactor } from "../redact.js";
+import { _isSecretKeyName, _redactThenCut, truncate, type Redactor } from "../redact.js";
 
 /** What to record besides the call's decision. Default: nothing. */
 export interface CaptureOptions {
@@ -37,11 +37,6 @@ const MAX_STRING = 1_024;
  * seen only in part (and open-ended patterns still match such a prefix).
  */
 const REDACT_WINDOW = 65_536;
-
-/** Redact, then cut: never the other way round. */
-function redactThenCut(text: string, redact: Redactor, max: number): string {
-  return truncate(redact(text.length > REDACT_WINDOW ? text.slice(0, REDACT_WINDOW) : text), max);
-}
 
 /**
  * A schema node marks its value secret through metadata: `secret`, `x-secret`, `writeOnly` or `format: "password"`.
@@ -130,7 +125,7 @@ function walk(v: unknown, direct: readonly JsonObject[], st: Walk, depth: number
   if (++st.nodes > MAX_NODES || depth > MAX_DEPTH) return "[TRUNCATED]";
   switch (typeof v) {
     case "string":
-      return redactThenCut(v, st.redact, MAX_STRING);
+      return _redactThenCut(st.redact, v, MAX_STRING, REDACT_WINDOW);
     case "number":
     case "boolean":
       return v;
@@ -159,7 +154,7 @@ function walk(v: unknown, direct: readonly JsonObject[], st: Walk, depth: number
         const raw = (v as JsonObject)[key];
         const child = _jsonWrittenValue(raw, key);
         if (absentInJson(child)) continue; // JSON leaves the key out (an own toJSON method among them)
-        const safeKey = redactThenCut(key, st.redact, 200);
+        const safeKey = _redactThenCut(st.redact, key, 200, REDACT_WINDOW);
         const name = Object.hasOwn(out, safeKey) ? `${safeKey}#${++n}` : safeKey;
         // A value under a secret key name (`password`, `x-api-key`, `DATABASE_PASSWORD`) is a secret
         // whatever its shape: the text patterns only see `"key":"value"` in text, never here.

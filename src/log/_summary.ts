@@ -6,7 +6,7 @@
  */
 import type { CallRecord } from "../hooks.js";
 import type { AttemptEvent } from "../execute.js";
-import { truncate, type Redactor } from "../redact.js";
+import { _redactThenCut, type Redactor } from "../redact.js";
 
 /**
  * Attribute names shared by spans and log lines (OpenTelemetry GenAI conventions plus `toolgate.*`).
@@ -113,7 +113,7 @@ export function shownToolName(name: unknown, known: boolean, redact: Redactor): 
 
 /** Scrub and bound a free-text field of the record. */
 export function safeText(text: unknown, redact: Redactor, max = 256): string {
-  return typeof text === "string" ? truncate(redact(text), max) : "";
+  return typeof text === "string" ? _redactThenCut(redact, text, max) : "";
 }
 
 /** The attributes of one attempt event. */

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { TOOL_ERROR_CODES, type ToolFailure, type ToolResult } from "../result.js";
-import { _isSecretKeyName, truncate } from "../redact.js";
+import { _isSecretKeyName, _redactThenCut, truncate } from "../redact.js";
 import { ToolgateConfigError } from "../errors.js";
 import { SECRET_PLACEHOLDER } from "../log/_capture.js";
 import { MAX_ISSUE_PATH } from "../issues.js";
@@ -429,7 +429,7 @@ class Session implements LoopSession {
    * key), so it is redacted and bounded, as the envelope and the records show it.
    */
   #at(call: ProposedCall, callId: string): At {
-    return { tool: truncate(this.o.redact(String(call.tool)), MAX_EVIDENCE_TEXT), callId };
+    return { tool: _redactThenCut(this.o.redact, String(call.tool), MAX_EVIDENCE_TEXT), callId };
   }
 
   #record(
@@ -443,12 +443,12 @@ class Session implements LoopSession {
   ): LoopEvidence {
     const gateCallId = repeatOf === undefined ? f.meta?.callId : undefined;
     const e: LoopEvidence = Object.freeze({
-      tool: truncate(this.o.redact(String(call.tool)), MAX_EVIDENCE_TEXT),
+      tool: _redactThenCut(this.o.redact, String(call.tool), MAX_EVIDENCE_TEXT),
       version: truncate(f.meta?.version ?? "", MAX_EVIDENCE_TEXT),
       code: f.code,
       issuePaths: Object.freeze(paths.slice(0, MAX_EVIDENCE_PATHS).map((p) => truncate(p, MAX_EVIDENCE_TEXT))),
-      callId: truncate(this.o.redact(callId), MAX_EVIDENCE_TEXT),
-      ...(gateCallId !== undefined && gateCallId !== callId ? { gateCallId: truncate(this.o.redact(gateCallId), MAX_EVIDENCE_TEXT) } : {}),
+      callId: _redactThenCut(this.o.redact, callId, MAX_EVIDENCE_TEXT),
+      ...(gateCallId !== undefined && gateCallId !== callId ? { gateCallId: _redactThenCut(this.o.redact, gateCallId, MAX_EVIDENCE_TEXT) } : {}),
       at: isoTime(this.o.now),
       effect: f.effect,
       attempts: f.meta?.attempts ?? 0,
@@ -467,7 +467,7 @@ class Session implements LoopSession {
     // a comma inside it ("correct horse battery staple"), or miss a short one.
     const v = argsValue(args);
     const text = (v.parsed ? canonicalJson(withoutSecretKeys(v.value, 0)) : undefined) ?? canonicalJson(args) ?? (typeof args === "string" ? args : "<unrepresentable>");
-    return { arguments: truncate(this.o.redact(text.slice(0, 8_192)), 2_000) }; // a window: the redactor sees a secret whole, and runs on a bounded text
+    return { arguments: _redactThenCut(this.o.redact, text, 2_000, 8_192) }; // a window: the redactor sees a secret whole, and runs on a bounded text
   }
 }
 

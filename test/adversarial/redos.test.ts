@@ -11,7 +11,7 @@ import { createGate, defineTool } from "../../src/index.js";
 import { createRedactor } from "../../src/redact.js";
 
 const SIZE = 256 * 1024;
-const SHAPES = ["-eyJ", "eyJa", ".eyJaaaaa", "a.", "sk-", "sk-proj-", "Bearer ", "token=", "password: ", 'password: "', "password='", 'token="a b ', "-----BEGIN RSA PRIVATE KEY-----", "ghp_", "xoxb-", "AKIA"];
+const SHAPES = ["-eyJ", "eyJa", ".eyJaaaaa", "a.", "sk-", "sk-proj-", "Bearer ", "token=", "password: ", 'password: "', "password='", 'token="a b ', "-----BEGIN RSA PRIVATE KEY-----", "ghp_", "xoxb-", "AKIA", 'password\\":\\"', 'password\\":\\"a\\\\', "password=a\\", "token=a&", "token=a]", "password: [", "password=}"];
 const long = (shape: string) => shape.repeat(Math.ceil(SIZE / shape.length));
 
 function timed<T>(f: () => T): { value: T; ms: number } {

@@ -145,6 +145,59 @@ describe("createRedactor", () => {
     );
   });
 
+  it("redacts a secret inside JSON text held in a JSON string (a tool call's arguments), and both levels stay JSON", () => {
+    const redact = createRedactor();
+    const args = JSON.stringify({ user: "bob", password: "hunter2secret", n: 1 });
+    const out = redact(JSON.stringify({ name: "login", arguments: args }));
+    const outer = JSON.parse(out) as { name: string; arguments: string };
+    expect(outer.name).toBe("login");
+    expect(JSON.parse(outer.arguments)).toEqual({ user: "bob", password: "[REDACTED]", n: 1 });
+    // Two levels down, and next to other fields at each level.
+    const twice = redact(JSON.stringify({ a: JSON.stringify({ b: JSON.stringify({ apiKey: "abcd1234efgh", k: "v" }), c: 2 }) }));
+    expect(JSON.parse((JSON.parse((JSON.parse(twice) as { a: string }).a) as { b: string }).b)).toEqual({ apiKey: "[REDACTED]", k: "v" });
+    // Any string of 6+ characters without a quote under a secret name, one level down.
+    const names = ["password", "apiKey", "access_token", "client_secret", "DB_PASSWORD", "token"];
+    const plain = fc.stringMatching(/^[a-z0-9 .]{0,12}$/);
+    fc.assert(
+      fc.property(fc.constantFrom(...names), fc.string({ unit: "binary", minLength: 6, maxLength: 40 }).filter((v) => !v.includes('"')), plain, (name, secret, other) => {
+        const out = redact(JSON.stringify({ before: other, args: JSON.stringify({ [name]: secret, after: other }) }));
+        const parsed = JSON.parse(out) as { before: string; args: string };
+        expect(parsed.before).toBe(other);
+        expect(JSON.parse(parsed.args) as unknown, out).toEqual({ [name]: "[REDACTED]", after: other });
+      }),
+      { numRuns: 1_000 },
+    );
+  });
+
+  it("keeps the bracket or brace that closes an unquoted value (a number), and redacts the first string of an array", () => {
+    const redact = createRedactor();
+    expect(redact('{"password":123456789}')).toBe('{"password":[REDACTED]}');
+    expect(redact('{"pin":1,"token":12345678,"n":2}')).toBe('{"pin":1,"token":[REDACTED],"n":2}');
+    expect(redact('{"password":[12345678]}')).toBe('{"password":[[REDACTED]]}');
+    expect(JSON.parse(redact('{"password":["hunter2secret"],"n":1}'))).toEqual({ password: ["[REDACTED]"], n: 1 });
+    // A bracket that does not close the value is part of it: nothing of the secret is left.
+    expect(redact("password=hun]ter2}secret ok")).toBe("password=[REDACTED] ok");
+  });
+
+  it("redacts a value of several MiB in every key=value form without throwing (V8's regexp stack)", () => {
+    const redact = createRedactor();
+    const big = "a".repeat(4 * 1024 * 1024);
+    expect(redact(`password="${big}"`)).toBe('password="[REDACTED]"');
+    expect(redact(`password='${big}'`)).toBe("password='[REDACTED]'");
+    expect(redact(`password=${big} ok`)).toBe("password=[REDACTED] ok");
+    expect(redact(`password="${big}`)).toBe('password="[REDACTED]');
+    expect(redact(`{"a":"{\\"password\\":\\"${big}\\"}"}`)).toBe('{"a":"{\\"password\\":\\"[REDACTED]\\"}"}');
+  });
+
+  it("answers the replacement alone when a pattern throws on a text (a custom pattern over V8's regexp stack): nothing of it is kept", () => {
+    const redact = createRedactor({ patterns: [/^(a|b)+$/g], replacement: "<secret>" });
+    const text = `${"ab".repeat(2 * 1024 * 1024)}!`;
+    expect(() => /^(a|b)+$/.test(text)).toThrow(RangeError);
+    expect(redact(text)).toBe("<secret>");
+    expect(redact("ab")).toBe("<secret>"); // a match, replaced as usual
+    expect(redact("abc")).toBe("abc");
+  });
+
   it("uses the replacement literally: $&, $1, $$, $<keep>, $` and $' put nothing of the match back (defaults and custom patterns)", () => {
     const text = "token=hunter2secret key sk-abcdefghijklmnop1234 ACME-12345678";
     for (const replacement of ["$&", "$1", "$$", "$<keep>", "$`", "$'"]) {
