@@ -83,6 +83,17 @@ export function _newEntry(req: ClaimRequest, now: number, ttlMs: number): Ledger
 }
 
 /**
+ * A settled key's expiry: `ttlMs` after its settlement (never earlier than it was). A key counts
+ * from its first claim while it runs, and a claim holds its key past that (a live lease); were the
+ * count not renewed at settlement, a call that outlived `ttlMs` would settle an outcome already
+ * expired, and the retry its CONFLICT ("still running; wait and retry") asked for would run the
+ * write a second time. The SQL stores write the same rule in their `settle` statements.
+ */
+export function _settledExpiry(expiresAt: number, settledAt: number, ttlMs: number): number {
+  return Math.max(expiresAt, settledAt + ttlMs);
+}
+
+/**
  * The entry after a takeover: in flight again under the new owner, its effects kept, its key's
  * lifetime renewed (a takeover of an expired key must not settle an outcome that a retry a moment
  * later would find expired and run again).

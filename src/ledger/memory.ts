@@ -3,7 +3,7 @@
  * @module
  */
 import type { EffectRef } from "../result.js";
-import { _commonOptions, _decide, _isPrunable, _isUnresolved, _limit, _newEntry, _takenOver } from "./_decide.js";
+import { _commonOptions, _decide, _isPrunable, _isUnresolved, _limit, _newEntry, _settledExpiry, _takenOver } from "./_decide.js";
 import { _storable, _storableClaim, _storableEffect, _storableSettlement } from "./_text.js";
 import type { ClaimOutcome, ClaimRequest, Ledger, LedgerEntry, LedgerOptions, ListQuery, PruneQuery, Settlement } from "./types.js";
 
@@ -119,15 +119,17 @@ export function memoryLedger(options: MemoryLedgerOptions = {}): Ledger {
       const e = held(id, owner);
       if (e === undefined) return false;
       if (s.releaseKey && e.keyHash !== null) byKey.delete(e.keyHash);
+      const t = now();
       entries.set(id, {
         ...e,
         state: "settled",
+        expiresAt: _settledExpiry(e.expiresAt, t, ttlMs),
         code: s.code,
         effect: s.effect,
         result: s.result,
         attempts: s.attempts,
         keyHash: s.releaseKey ? null : e.keyHash,
-        updatedAt: now(),
+        updatedAt: t,
       });
       return true;
     },

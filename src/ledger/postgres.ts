@@ -149,7 +149,7 @@ export function postgresLedger(options: PostgresLedgerOptions): Ledger {
     return entries.map((e) => inserted.has(e.id));
   }, refusedForData);
   const SETTLE_MANY = `UPDATE ${T} AS t SET state = 'settled', code = v.code, effect = v.effect, result = v.result, attempts = v.attempts,
-      key_hash = CASE WHEN v.release THEN NULL ELSE t.key_hash END, updated_at = v.updated_at
+      key_hash = CASE WHEN v.release THEN NULL ELSE t.key_hash END, expires_at = GREATEST(t.expires_at, v.updated_at + $9::bigint), updated_at = v.updated_at
     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::int[], $7::boolean[], $8::bigint[])
       AS v(id, owner, code, effect, result, attempts, release, updated_at)
     WHERE t.id = v.id AND t.owner = v.owner AND t.state = 'in_flight' RETURNING t.id`;
@@ -159,7 +159,7 @@ export function postgresLedger(options: PostgresLedgerOptions): Ledger {
     const r = await pool.query<{ id: string }>({
       name: `tg_${T}_settles`,
       text: SETTLE_MANY,
-      values: [col((x) => x.id), col((x) => x.owner), col((x) => x.s.code), col((x) => x.s.effect), col((x) => x.s.result), col((x) => x.s.attempts), col((x) => x.s.releaseKey), col((x) => x.at)],
+      values: [col((x) => x.id), col((x) => x.owner), col((x) => x.s.code), col((x) => x.s.effect), col((x) => x.s.result), col((x) => x.s.attempts), col((x) => x.s.releaseKey), col((x) => x.at), ttlMs],
     });
     const settled = new Set(r.rows.map((x) => x.id));
     return items.map((x) => settled.has(x.id));

@@ -247,7 +247,7 @@ export function sqliteLedger(options: SqliteLedgerOptions): Ledger {
       `UPDATE ${T} SET effects = json_insert(effects, '$[#]', json(?)), updated_at = ? WHERE id = ? AND owner = ? AND state = 'in_flight'`,
     ),
     settle: db.prepare(
-      `UPDATE ${T} SET state = 'settled', code = ?, effect = ?, result = ?, attempts = ?, key_hash = CASE WHEN ? THEN NULL ELSE key_hash END, updated_at = ? WHERE id = ? AND owner = ? AND state = 'in_flight'`,
+      `UPDATE ${T} SET state = 'settled', code = ?, effect = ?, result = ?, attempts = ?, key_hash = CASE WHEN ? THEN NULL ELSE key_hash END, expires_at = MAX(expires_at, ?), updated_at = ? WHERE id = ? AND owner = ? AND state = 'in_flight'`,
     ),
     byId: db.prepare(`SELECT * FROM ${T} WHERE id = ?`),
     byCallId: db.prepare(`SELECT * FROM ${T} WHERE call_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1`),
@@ -377,7 +377,8 @@ export function sqliteLedger(options: SqliteLedgerOptions): Ledger {
     settle: (id: string, owner: string, settlement: Settlement) =>
       write(() => {
         const s = _storableSettlement(settlement);
-        return q.settle.run(s.code, s.effect, s.result, s.attempts, s.releaseKey ? 1 : 0, now(), id, owner).changes === 1;
+        const t = now();
+        return q.settle.run(s.code, s.effect, s.result, s.attempts, s.releaseKey ? 1 : 0, t + ttlMs, t, id, owner).changes === 1;
       }),
     get: (idOrCallId: string) =>
       read(() => {

@@ -46,7 +46,7 @@ export interface LedgerEntry {
   /** Epoch milliseconds (the ledger's clock). */
   readonly createdAt: number;
   readonly updatedAt: number;
-  /** When the key stops deduplicating: a later call with it is a new request. */
+  /** When the key stops deduplicating: a later call with it is a new request (`ttlMs` after the first claim, renewed at settlement and takeover). */
   readonly expiresAt: number;
   /** Until when the claim is presumed alive; an in-flight entry past it was abandoned (a crash). */
   readonly leaseUntil: number;
@@ -130,7 +130,11 @@ export interface Ledger {
   claim(request: ClaimRequest): Promise<ClaimOutcome>;
   /** Append an effect to an in-flight entry held by `owner`; durable when it resolves. */
   recordEffect(id: string, owner: string, effect: EffectRef): Promise<void>;
-  /** Settle an in-flight entry held by `owner`. Resolves `false` when the claim was lost (taken over). */
+  /**
+   * Settle an in-flight entry held by `owner`, and renew its key's lifetime to at least `ttlMs`
+   * after now (the retry a CONFLICT asked for must find the outcome, not an expired key).
+   * Resolves `false` when the claim was lost (taken over).
+   */
   settle(id: string, owner: string, settlement: Settlement): Promise<boolean>;
   /**
    * One entry by its id or a call id, in this order: the entry with this id; else the newest entry

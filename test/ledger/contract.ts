@@ -272,10 +272,45 @@ export function ledgerContract(store: string, make: MakeLedger): void {
       release.resolve();
       expect((await first).ok).toBe(true);
       expect(bank.applied).toHaveLength(1);
-      // Settled and expired: now the key is a new request again.
+      // The retry its CONFLICT asked for ("wait and retry") replays the outcome: the settlement
+      // renewed the key's lifetime, ttlMs from then (it had run out during the call).
+      clock.advance(1_000);
+      const waited = await gate.call("pay", { orderId: "o_1", amountCents: 5 }, { idempotencyKey: "k" });
+      expect(waited).toMatchObject({ ok: true, meta: { replayed: true } });
+      expect(runs).toBe(1);
+      // ttlMs after the settlement: now the key is a new request again.
+      clock.advance(4_000);
       const later = await gate.call("pay", { orderId: "o_1", amountCents: 5 }, { idempotencyKey: "k" });
       expect(later).toMatchObject({ ok: true, meta: { attempts: 1 } });
       expect(runs).toBe(2);
+    });
+
+    it("a key lives ttlMs after its settlement, not only after its first claim: a retry just after a long call replays it", async () => {
+      const { ledger, clock } = await setup(5_000); // within payTool's lease, as above
+      const bank = fakeBank();
+      const release = deferred();
+      let runs = 0;
+      const pay = payTool(async (i) => {
+        runs++;
+        if (runs === 1) await release.promise;
+        return { paymentId: bank.pay(i.orderId, undefined, false), orderId: i.orderId };
+      });
+      const gate = createGate({ tools: [pay], ledger });
+      const first = gate.call("pay", { orderId: "o_1", amountCents: 5 }, { idempotencyKey: "k" });
+      await waitFor(() => runs === 1);
+      clock.advance(4_500); // 0.5 s before the key would expire, counted from its claim
+      const during = await gate.call("pay", { orderId: "o_1", amountCents: 5 }, { idempotencyKey: "k" });
+      expect(during).toMatchObject({ ok: false, code: "CONFLICT", retryable: true });
+      release.resolve();
+      expect((await first).ok).toBe(true);
+      clock.advance(during.ok ? 0 : (during.retryAfterMs ?? 0)); // wait as told: past the claim's 5 s
+      const waited = await gate.call("pay", { orderId: "o_1", amountCents: 5 }, { idempotencyKey: "k" });
+      expect(waited).toMatchObject({ ok: true, meta: { replayed: true } });
+      expect(runs).toBe(1);
+      const [entry] = await ledger.list();
+      expect(entry).toMatchObject({ state: "settled" });
+      expect(entry!.expiresAt).toBe(entry!.updatedAt + 5_000);
+      expect(bank.applied).toHaveLength(1);
     });
 
     it("an expired key whose claim was abandoned (past its lease) stays held: its outcome is unknown, so it is taken over, never run beside", async () => {
