@@ -17,7 +17,7 @@ import { notJsonData } from "./json-data.js";
 import { toSafeIssues, issue } from "./issues.js";
 import { cancelledBefore, executeWithPolicy, failureFor, firstAttemptEnded, type AttemptEvent, type ExecEnv, type ExecOutcome, type Execution, type ToolRuntime } from "./execute.js";
 import type { AttemptResult, CallScope } from "./attempt.js";
-import { claimCall, settleCall, type ClaimedCall, type GoAhead, type StepDone } from "./idempotency.js";
+import { claimCall, PRINCIPAL_ID, settleCall, type ClaimedCall, type GoAhead, type StepDone } from "./idempotency.js";
 import { classifyError } from "./policy/classify.js";
 import { isPromiseLike } from "./standard.js";
 import { isToolError } from "./errors.js";
@@ -566,7 +566,10 @@ class BadOption {
  * value and the call another), checked, as a plain object; a {@link BadOption} when one is wrong
  * or a read throws.
  */
-function readOptions(o: unknown): ListenedOptions | BadOption {
+/** The options as `gate.call` read them: what the caller gave, and the principal's id read once. */
+type ReadOptions = ListenedOptions & { readonly [PRINCIPAL_ID]?: string };
+
+function readOptions(o: unknown): ReadOptions | BadOption {
   if (typeof o !== "object" || o === null) return new BadOption("", "invalid_type", "Call options must be an object");
   let callId: unknown, idempotencyKey: unknown, principal: unknown, signal: unknown, principalId: unknown;
   try {
@@ -587,10 +590,13 @@ function readOptions(o: unknown): ListenedOptions | BadOption {
   if (principal !== undefined && typeof principalId !== "string") return new BadOption("principal.id", "invalid_type", "principal must be an object with a string id");
   if (signal !== undefined && !(signal instanceof AbortSignal)) return new BadOption("signal", "invalid_type", "signal must be an AbortSignal");
   if (signal !== undefined && !readsAsSignal(signal)) return new BadOption("signal", "invalid_type", "signal must be an AbortSignal");
-  const out: { -readonly [K in keyof ListenedOptions]: ListenedOptions[K] } = {};
+  const out: { -readonly [K in keyof ReadOptions]: ReadOptions[K] } = {};
   if (callId !== undefined) out.callId = callId as string;
   if (idempotencyKey !== undefined) out.idempotencyKey = idempotencyKey as string;
-  if (principal !== undefined) out.principal = principal as Principal;
+  if (principal !== undefined) {
+    out.principal = principal as Principal;
+    out[PRINCIPAL_ID] = principalId as string;
+  }
   if (signal !== undefined) out.signal = signal as AbortSignal;
   const listeners = attemptListeners(o);
   if (listeners !== undefined) out[ATTEMPT_LISTENER] = listeners;

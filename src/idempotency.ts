@@ -43,11 +43,19 @@ export type StepDone =
       readonly checked?: boolean;
     };
 
+/**
+ * @internal The principal's id as `gate.call` read it, once, with the other options: the key is
+ * scoped by that id, never by a second read of `principal.id` (a reused object whose id changed
+ * after the call began, or a getter that throws the second time).
+ */
+export const PRINCIPAL_ID: unique symbol = Symbol("toolgate.principalId");
+
 /** The caller's part of the call (what `gate.call` was given besides the arguments). */
 export interface ClaimOptions {
   readonly idempotencyKey?: string | undefined;
   readonly principal?: Principal | undefined;
   readonly signal?: AbortSignal | undefined;
+  readonly [PRINCIPAL_ID]?: string | undefined;
 }
 
 /** The caller's part of the call. */
@@ -124,7 +132,7 @@ async function claimInLedger(g: ResolvedGate, rt: ToolRuntime, input: unknown, c
   const tool = rt.tool;
   let outcome: ClaimOutcome;
   {
-    const principal = c.opts?.principal?.id ?? null;
+    const principal = c.opts?.[PRINCIPAL_ID] ?? null;
     const owner = randomUUID();
     const id = randomUUID();
     let fingerprint: string;
