@@ -40,7 +40,21 @@ describe("a message of several MiB", () => {
     const gate = createGate({ redact: { patterns: [spy], replaceDefaults: true }, tools: [defineTool({ ...base, name: "t", execute: () => Promise.reject(reject(`ACME-12345678 ${big}`)) })] });
     const r = await gate.call("t", {});
     expect(spy.seen).toEqual([200 + 4_096]);
-    expect(r).toMatchObject({ ok: false, code: "REJECTED", message: `[REDACTED] ${big.slice(0, 188)}…` });
+    // What the redactor left unchanged of the window's last 4,096 characters is dropped before the
+    // cut (a secret the window's end cut in half would show there): 4,296 - 13 + 10 - 4,096 = 197.
+    expect(r).toMatchObject({ ok: false, code: "REJECTED", message: `[REDACTED] ${big.slice(0, 186)}…` });
+  });
+
+  it("never shows a secret that the read window's end cut in half, even after an earlier replacement shortened the text", async () => {
+    const seconds = ["postgres://admin:Hunter2Secret@db.internal:5432/app", "AKIAIOSFODNN7EXAMPLE", "ghp_abcdefghijklmnopqrstuvwxyz0123456789", "password=CorrectHorse99", "Authorization: Bearer abcdefghijklmnopqrstuv"];
+    for (const second of seconds) {
+      // A 4 KiB token redacted to "[REDACTED]", then the second secret across the window's end (200 + 4,096).
+      const head = `upstream refused session token=${"J".repeat(4_096)} `;
+      const message = `${head}${"x".repeat(200 + 4_096 - head.length - Math.floor(second.length / 2))}${second} and more ${"y".repeat(100)}`;
+      const gate = createGate({ tools: [defineTool({ ...base, name: "t", execute: () => Promise.reject(reject(message)) })] });
+      const r = await gate.call("t", {});
+      expect(r).toMatchObject({ ok: false, code: "REJECTED", message: "upstream refused session token=[REDACTED]…" });
+    }
   });
 
   it("from authorize's reason is DENIED with the reason redacted and cut", async () => {

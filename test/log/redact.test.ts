@@ -172,6 +172,12 @@ describe("createRedactor", () => {
   it("keeps the bracket or brace that closes an unquoted value (a number), and redacts the first string of an array", () => {
     const redact = createRedactor();
     expect(redact('{"password":123456789}')).toBe('{"password":[REDACTED]}');
+    expect(redact('{"a":[{"token":12345678}],"b":1}')).toBe('{"a":[{"token":[REDACTED]}],"b":1}');
+    expect(redact('{"arguments":"{\\"token\\":123456789}"}')).toBe('{"arguments":"{\\"token\\":[REDACTED]}"}');
+    // Brackets inside a value, and backslashes, are characters of it: each counts toward the six.
+    expect(redact("password=Xy7}}pQ9-long-secret")).toBe("password=[REDACTED]");
+    expect(redact("password=abcdefgh}}ijklmnop ok")).toBe("password=[REDACTED] ok");
+    expect(redact("password=ab\\\\cd ok")).toBe("password=[REDACTED] ok");
     expect(redact('{"pin":1,"token":12345678,"n":2}')).toBe('{"pin":1,"token":[REDACTED],"n":2}');
     expect(redact('{"password":[12345678]}')).toBe('{"password":[[REDACTED]]}');
     expect(JSON.parse(redact('{"password":["hunter2secret"],"n":1}'))).toEqual({ password: ["[REDACTED]"], n: 1 });
