@@ -51,8 +51,8 @@ const SECRET_NAME = `(?:api[_-]?key|secret|password|passwd|token)${SPARED_THEN_S
  *   "correct horse battery staple"), past escaped quotes (`\"` in JSON);
  * - unquoted: to a space, a quote, a comma or a semicolon, the next `&name=` of a query string, the
  *   backslashes before a quote (an escaped JSON string's end), or a `}` or `]` that closes: one
- *   that only more closing brackets (at most 16) separate from a space, `,`, `;`, a quote, a
- *   backslash or the end (`{"password":123456789}` keeps its brace, `{\"token\":123456789}` too);
+ *   that only more closing brackets (at most 16) separate from a space, `,`, `;`, a quote, the
+ *   backslashes before a quote, or the end (`{"password":123456789}` keeps its brace, `{\"token\":123456789}` too);
  *   a bracket inside a value (`Xy7}}pQ9`) is part of it. Each character counts toward the six.
  * A value never starts at a quote: the quoted forms need the quote in `keep` just before them, the
  * unquoted form takes no quote; so backing off `keep`'s quote finds nothing.
@@ -66,7 +66,7 @@ const IN_ESCAPED = String.raw`(?<=\\")(?:[^"\\\n]|\\+[^"\\\n]){6}[^"\\\n]*(?:\\+
 const DOUBLE_QUOTED = String.raw`(?<=(?<!\\)")(?:[^"\\\n]|\\[^\n]){6}[^"\\\n]*(?:\\[^\n][^"\\\n]*)*(?=")`;
 const SINGLE_QUOTED = String.raw`(?<=(?<!\\)')(?:[^'\\\n]|\\[^\n]){6}[^'\\\n]*(?:\\[^\n][^'\\\n]*)*(?=')`;
 const PLAIN = String.raw`[^\s"',;&}\]\\]`;
-const PLAIN_OTHER = String.raw`&(?![\w.-]*=)|[}\]](?![}\]]{0,16}(?:[\s,;"'\\]|$))|\\(?!\\{0,16}")`;
+const PLAIN_OTHER = String.raw`&(?![\w.-]*=)|[}\]](?![}\]]{0,16}(?:[\s,;"']|\\{1,16}"|$))|\\(?!\\{0,16}")`;
 const UNQUOTED = `(?:${PLAIN}|${PLAIN_OTHER}){6}${PLAIN}*(?:(?:${PLAIN_OTHER})${PLAIN}*)*`;
 const KEY_VALUE = `${IN_ESCAPED}|${DOUBLE_QUOTED}|${SINGLE_QUOTED}|${UNQUOTED}`;
 
@@ -203,30 +203,13 @@ function scrub(text: string, patterns: readonly Scrub[]): string {
 }
 
 /**
- * No more than this is read past the cut of a text cut to `max` characters after it is redacted:
- * enough for a secret that straddles the cut to be seen whole, and a bound on the work whatever the
- * text's size.
- */
-const REDACT_MARGIN = 4_096;
-
-/**
  * @internal Redact, then cut to `max` characters (never the other way round: a secret cut in half
- * would no longer match). Only the first `read` characters are redacted (default: `max` and a
- * margin of 4,096): a message a tool or a validator made megabytes long costs no more than that.
- * When the text was longer, what the redactor left unchanged of the window's last `read - max`
- * characters is dropped before the cut (see below). The result ends with "…" then.
+ * would no longer match). `read`: redact only the text's first `read` characters (the call log's
+ * capture, an issue's path, the loop's arguments bound their work so); by default the whole text,
+ * which every pattern scans in linear time.
  */
-export function _redactThenCut(redact: Redactor, text: string, max: number, read: number = max + REDACT_MARGIN): string {
-  if (text.length <= read) return truncate(redact(text), max);
-  const window = text.slice(0, read);
-  const out = redact(window);
-  // The window's end may cut a secret in half, which no pattern matches; a replacement before it
-  // (shorter than its secret) would pull that half into the first `max`. The half is in the tail
-  // the redactor left as it was: up to `read - max` of its last characters are dropped.
-  const limit = Math.min(read - max, out.length);
-  let same = 0;
-  while (same < limit && out.charCodeAt(out.length - 1 - same) === window.charCodeAt(window.length - 1 - same)) same++;
-  return truncate(truncate(out, out.length - same + 1), max);
+export function _redactThenCut(redact: Redactor, text: string, max: number, read?: number): string {
+  return truncate(redact(read !== undefined && text.length > read ? text.slice(0, read) : text), max);
 }
 
 /** Cut a string to at most `max` characters, marking the cut; never between the two halves of a surrogate pair. */

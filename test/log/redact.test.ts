@@ -178,6 +178,8 @@ describe("createRedactor", () => {
     expect(redact("password=Xy7}}pQ9-long-secret")).toBe("password=[REDACTED]");
     expect(redact("password=abcdefgh}}ijklmnop ok")).toBe("password=[REDACTED] ok");
     expect(redact("password=ab\\\\cd ok")).toBe("password=[REDACTED] ok");
+    expect(redact("password=Secret1]\\tail2")).toBe("password=[REDACTED]");
+    expect(redact('{"a":"password=Ab]\\\\Cdefghij"}')).toBe('{"a":"password=[REDACTED]"}');
     expect(redact('{"pin":1,"token":12345678,"n":2}')).toBe('{"pin":1,"token":[REDACTED],"n":2}');
     expect(redact('{"password":[12345678]}')).toBe('{"password":[[REDACTED]]}');
     expect(JSON.parse(redact('{"password":["hunter2secret"],"n":1}'))).toEqual({ password: ["[REDACTED]"], n: 1 });
