@@ -561,14 +561,14 @@ class BadOption {
   }
 }
 
+/** The options as `gate.call` read them: what the caller gave, and the principal's id read once. */
+type ReadOptions = ListenedOptions & { readonly [PRINCIPAL_ID]?: string };
+
 /**
  * The caller's options, each field read once (a getter or a Proxy cannot show the checks one
  * value and the call another), checked, as a plain object; a {@link BadOption} when one is wrong
  * or a read throws.
  */
-/** The options as `gate.call` read them: what the caller gave, and the principal's id read once. */
-type ReadOptions = ListenedOptions & { readonly [PRINCIPAL_ID]?: string };
-
 function readOptions(o: unknown): ReadOptions | BadOption {
   if (typeof o !== "object" || o === null) return new BadOption("", "invalid_type", "Call options must be an object");
   let callId: unknown, idempotencyKey: unknown, principal: unknown, signal: unknown, principalId: unknown;

@@ -52,8 +52,9 @@ const SECRET_NAME = `(?:api[_-]?key|secret|password|passwd|token)${SPARED_THEN_S
  * - unquoted: to a space, a quote, a comma or a semicolon, the next `&name=` of a query string, the
  *   backslashes before a quote (an escaped JSON string's end), or a `}` or `]` that closes: one
  *   that only more closing brackets (at most 16) separate from a space, `,`, `;`, a quote, the
- *   backslashes before a quote, or the end (`{"password":123456789}` keeps its brace, `{\"token\":123456789}` too);
- *   a bracket inside a value (`Xy7}}pQ9`) is part of it. Each character counts toward the six.
+ *   backslashes before a quote, or the end (`{"password":123456789}` keeps its brace, and so
+ *   does `{\"token\":123456789}`); a bracket inside a value (`Xy7}}pQ9`) is part of it. Each
+ *   character counts toward the six.
  * A value never starts at a quote: the quoted forms need the quote in `keep` just before them, the
  * unquoted form takes no quote; so backing off `keep`'s quote finds nothing.
  * Linear in time, and in stack: the first six characters are one bounded group, the rest an
@@ -206,7 +207,7 @@ function scrub(text: string, patterns: readonly Scrub[]): string {
  * @internal Redact, then cut to `max` characters (never the other way round: a secret cut in half
  * would no longer match). `read`: redact only the text's first `read` characters (the call log's
  * capture, an issue's path, the loop's arguments bound their work so); by default the whole text,
- * which every pattern scans in linear time.
+ * which every default pattern scans in linear time.
  */
 export function _redactThenCut(redact: Redactor, text: string, max: number, read?: number): string {
   return truncate(redact(read !== undefined && text.length > read ? text.slice(0, read) : text), max);
