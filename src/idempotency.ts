@@ -44,9 +44,9 @@ export type StepDone =
     };
 
 /**
- * @internal The principal's id as `gate.call` read it, once, with the other options: the key is
- * scoped by that id, never by a second read of `principal.id` (a reused object whose id changed
- * after the call began, or a getter that throws the second time).
+ * @internal The principal's id as `gate.call` read it with the other options: the key is scoped
+ * by that id, and a claim whose principal no longer reads as it (a reused object whose id changed
+ * after the call began, or a getter that throws the second time) is refused before anything runs.
  */
 export const PRINCIPAL_ID: unique symbol = Symbol("toolgate.principalId");
 
@@ -65,6 +65,15 @@ interface ClaimInput {
   readonly opts: ClaimOptions | undefined;
 }
 
+/** The principal's id still reads as `id` (a getter that throws, or a changed id, does not). */
+function samePrincipal(p: Principal | undefined, id: string): boolean {
+  try {
+    return p?.id === id;
+  } catch {
+    return false;
+  }
+}
+
 /** A claim held in the ledger. */
 interface Ticket {
   readonly ledger: Ledger;
@@ -81,6 +90,7 @@ export type ClaimedCall = { readonly kind: "answer"; readonly done: StepDone } |
 
 const MSG = {
   keyFailed: "The tool's idempotency key could not be derived; nothing was executed",
+  principalChanged: "The call's principal changed while the call was being decided; nothing was executed",
   ledgerDown: "The ledger is unavailable; nothing was executed; try again later",
   ledgerBroken: "The ledger cannot record this call (misconfigured or damaged); nothing was executed; an operator must fix it",
   inFlight: "A call with this idempotency key is still running; wait and retry",
@@ -133,6 +143,11 @@ async function claimInLedger(g: ResolvedGate, rt: ToolRuntime, input: unknown, c
   let outcome: ClaimOutcome;
   {
     const principal = c.opts?.[PRINCIPAL_ID] ?? null;
+    // authorize, approve and ctx.principal see the caller's object as given (a class keeps its
+    // methods); the key is scoped by the id read when the call began. Were the object's id changed
+    // since (a host that reuses it), authorize may have judged one principal and the key would
+    // belong to another: the call is refused before anything runs, never recorded under either.
+    if (principal !== null && !samePrincipal(c.opts?.principal, principal)) return answer(_fail("FAILED", MSG.principalChanged, false, "none"));
     const owner = randomUUID();
     const id = randomUUID();
     let fingerprint: string;

@@ -1,14 +1,17 @@
 /**
- * A key is scoped by the principal's id as `gate.call` read it, once with the other options: not by
- * a second read when the ledger is claimed (after an async `authorize`, the id of a reused object
- * may have changed; a getter may throw the second time).
+ * One principal per call: a key is scoped by the principal's id as `gate.call` read it, and a
+ * claim whose principal no longer reads as that id (a host that reused its object and changed the
+ * id during the call, a getter that throws the second time) is refused before anything runs. So
+ * `authorize`, the tool and the ledger never act for two different principals in one call.
  */
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { createGate, defineTool } from "../../src/index.js";
+import { createGate, defineTool, type CallRequest } from "../../src/index.js";
 import { memoryLedger } from "../../src/ledger/index.js";
 
-function payTool(runs: { n: number }) {
+const CHANGED = { ok: false, code: "FAILED", retryable: false, effect: "none", message: "The call's principal changed while the call was being decided; nothing was executed", meta: { attempts: 0 } };
+
+function payTool(runs: string[]) {
   return defineTool({
     name: "pay",
     version: "1",
@@ -16,38 +19,46 @@ function payTool(runs: { n: number }) {
     input: z.object({ o: z.string() }),
     output: z.object({ id: z.string() }),
     effect: "write",
-    execute: () => ({ id: `p${++runs.n}` }),
+    execute: (_i, ctx) => {
+      runs.push(ctx.principal?.id ?? "?");
+      return { id: `p${runs.length}` };
+    },
   });
 }
 
 describe("the principal that scopes a key", () => {
-  it("is the one the call was given: a reused object whose id changes after gate.call does not move the key to another principal", async () => {
-    const runs = { n: 0 };
-    const ledger = memoryLedger();
-    const seen: string[] = [];
-    const gate = createGate({
-      tools: [payTool(runs)],
-      ledger,
-      authorize: async (call) => {
-        seen.push(call.principal!.id);
-        await new Promise((r) => setTimeout(r, 5));
-        return true;
-      },
+  for (const when of ["before", "after"] as const) {
+    it(`a reused object whose id changes during the call (${when} an async authorize reads it): refused, nothing runs, nothing is recorded`, async () => {
+      const runs: string[] = [];
+      const ledger = memoryLedger();
+      const seen: string[] = [];
+      const gate = createGate({
+        tools: [payTool(runs)],
+        ledger,
+        authorize: async (call: CallRequest) => {
+          if (when === "before") seen.push(call.principal!.id);
+          await new Promise((r) => setTimeout(r, 5));
+          if (when === "after") seen.push(call.principal!.id);
+          return true;
+        },
+      });
+      const principal = { id: "alice" };
+      const first = gate.call("pay", { o: "1" }, { idempotencyKey: "k", principal });
+      principal.id = "bob"; // the host reuses its object for the next request
+      expect(await first).toMatchObject(CHANGED);
+      expect(seen).toEqual([when === "before" ? "alice" : "bob"]);
+      expect(runs).toEqual([]);
+      expect(await ledger.list()).toEqual([]);
+      // Each principal's own call then runs once, under its own key scope.
+      expect(await gate.call("pay", { o: "1" }, { idempotencyKey: "k", principal: { id: "alice" } })).toMatchObject({ ok: true, data: { id: "p1" } });
+      expect(await gate.call("pay", { o: "1" }, { idempotencyKey: "k", principal: { id: "bob" } })).toMatchObject({ ok: true, data: { id: "p2" } });
+      expect(await gate.call("pay", { o: "1" }, { idempotencyKey: "k", principal: { id: "bob" } })).toMatchObject({ ok: true, data: { id: "p2" }, meta: { replayed: true } });
+      expect(runs).toEqual(["alice", "bob"]);
     });
-    const principal = { id: "alice" };
-    const first = gate.call("pay", { o: "1" }, { idempotencyKey: "k", principal });
-    principal.id = "bob"; // the host reuses its object for the next request
-    expect(await first).toMatchObject({ ok: true, data: { id: "p1" } });
-    expect(seen).toEqual(["alice"]);
-    expect((await ledger.list())[0]).toMatchObject({ principal: "alice" });
-    // alice's retry replays her call; bob's own key is his, and runs
-    expect(await gate.call("pay", { o: "1" }, { idempotencyKey: "k", principal: { id: "alice" } })).toMatchObject({ ok: true, data: { id: "p1" }, meta: { replayed: true } });
-    expect(await gate.call("pay", { o: "1" }, { idempotencyKey: "k", principal: { id: "bob" } })).toMatchObject({ ok: true, data: { id: "p2" } });
-    expect(runs.n).toBe(2);
-  });
+  }
 
-  it("is read once: a getter that throws on a later read changes nothing (the call runs, keyed to its first value)", async () => {
-    const runs = { n: 0 };
+  it("an id getter that throws on a later read: refused with effect none (it was FAILED unknown), nothing runs", async () => {
+    const runs: string[] = [];
     const ledger = memoryLedger();
     const gate = createGate({ tools: [payTool(runs)], ledger });
     let reads = 0;
@@ -57,8 +68,17 @@ describe("the principal that scopes a key", () => {
         return "alice";
       },
     };
-    expect(await gate.call("pay", { o: "1" }, { idempotencyKey: "k", principal })).toMatchObject({ ok: true, data: { id: "p1" } });
-    expect(reads).toBe(1);
+    expect(await gate.call("pay", { o: "1" }, { idempotencyKey: "k", principal })).toMatchObject(CHANGED);
+    expect(runs).toEqual([]);
+    expect(await ledger.list()).toEqual([]);
+  });
+
+  it("a principal that does not change is read at the call and at the claim, and the call runs", async () => {
+    const runs: string[] = [];
+    const ledger = memoryLedger();
+    const gate = createGate({ tools: [payTool(runs)], ledger });
+    expect(await gate.call("pay", { o: "1" }, { idempotencyKey: "k", principal: { id: "alice" } })).toMatchObject({ ok: true });
     expect((await ledger.list())[0]).toMatchObject({ principal: "alice" });
+    expect(runs).toEqual(["alice"]);
   });
 });
