@@ -5,26 +5,19 @@
  * `authorize`, the tool and the ledger never act for two different principals in one call.
  */
 import { describe, expect, it } from "vitest";
-import { z } from "zod";
-import { createGate, defineTool, type CallRequest } from "../../src/index.js";
+import { createGate, type CallRequest } from "../../src/index.js";
 import { memoryLedger } from "../../src/ledger/index.js";
+import { payTool } from "./_fixtures.js";
 
 const CHANGED = { ok: false, code: "FAILED", retryable: false, effect: "none", message: "The call's principal changed while the call was being decided; nothing was executed", meta: { attempts: 0 } };
 
-function payTool(runs: string[]) {
-  return defineTool({
-    name: "pay",
-    version: "1",
-    description: "d",
-    input: z.object({ o: z.string() }),
-    output: z.object({ id: z.string() }),
-    effect: "write",
-    execute: (_i, ctx) => {
-      runs.push(ctx.principal?.id ?? "?");
-      return { id: `p${runs.length}` };
-    },
+/** The ledger fixture's pay tool, noting for whom each execution ran. */
+const payFor = (runs: string[]) =>
+  payTool(async (i, ctx) => {
+    runs.push(ctx.principal?.id ?? "?");
+    return { paymentId: `p${runs.length}`, orderId: i.orderId };
   });
-}
+const ORDER = { orderId: "o_1", amountCents: 5 };
 
 describe("the principal that scopes a key", () => {
   for (const when of ["before", "after"] as const) {
@@ -33,7 +26,7 @@ describe("the principal that scopes a key", () => {
       const ledger = memoryLedger();
       const seen: string[] = [];
       const gate = createGate({
-        tools: [payTool(runs)],
+        tools: [payFor(runs)],
         ledger,
         authorize: async (call: CallRequest) => {
           if (when === "before") seen.push(call.principal!.id);
@@ -43,16 +36,16 @@ describe("the principal that scopes a key", () => {
         },
       });
       const principal = { id: "alice" };
-      const first = gate.call("pay", { o: "1" }, { idempotencyKey: "k", principal });
+      const first = gate.call("pay", ORDER, { idempotencyKey: "k", principal });
       principal.id = "bob"; // the host reuses its object for the next request
       expect(await first).toMatchObject(CHANGED);
       expect(seen).toEqual([when === "before" ? "alice" : "bob"]);
       expect(runs).toEqual([]);
       expect(await ledger.list()).toEqual([]);
       // Each principal's own call then runs once, under its own key scope.
-      expect(await gate.call("pay", { o: "1" }, { idempotencyKey: "k", principal: { id: "alice" } })).toMatchObject({ ok: true, data: { id: "p1" } });
-      expect(await gate.call("pay", { o: "1" }, { idempotencyKey: "k", principal: { id: "bob" } })).toMatchObject({ ok: true, data: { id: "p2" } });
-      expect(await gate.call("pay", { o: "1" }, { idempotencyKey: "k", principal: { id: "bob" } })).toMatchObject({ ok: true, data: { id: "p2" }, meta: { replayed: true } });
+      expect(await gate.call("pay", ORDER, { idempotencyKey: "k", principal: { id: "alice" } })).toMatchObject({ ok: true, data: { paymentId: "p1" } });
+      expect(await gate.call("pay", ORDER, { idempotencyKey: "k", principal: { id: "bob" } })).toMatchObject({ ok: true, data: { paymentId: "p2" } });
+      expect(await gate.call("pay", ORDER, { idempotencyKey: "k", principal: { id: "bob" } })).toMatchObject({ ok: true, data: { paymentId: "p2" }, meta: { replayed: true } });
       expect(runs).toEqual(["alice", "bob"]);
     });
   }
@@ -60,7 +53,7 @@ describe("the principal that scopes a key", () => {
   it("an id getter that throws on a later read: refused with effect none (it was FAILED unknown), nothing runs", async () => {
     const runs: string[] = [];
     const ledger = memoryLedger();
-    const gate = createGate({ tools: [payTool(runs)], ledger });
+    const gate = createGate({ tools: [payFor(runs)], ledger });
     let reads = 0;
     const principal = {
       get id(): string {
@@ -68,7 +61,7 @@ describe("the principal that scopes a key", () => {
         return "alice";
       },
     };
-    expect(await gate.call("pay", { o: "1" }, { idempotencyKey: "k", principal })).toMatchObject(CHANGED);
+    expect(await gate.call("pay", ORDER, { idempotencyKey: "k", principal })).toMatchObject(CHANGED);
     expect(runs).toEqual([]);
     expect(await ledger.list()).toEqual([]);
   });
@@ -76,8 +69,8 @@ describe("the principal that scopes a key", () => {
   it("a principal that does not change is read at the call and at the claim, and the call runs", async () => {
     const runs: string[] = [];
     const ledger = memoryLedger();
-    const gate = createGate({ tools: [payTool(runs)], ledger });
-    expect(await gate.call("pay", { o: "1" }, { idempotencyKey: "k", principal: { id: "alice" } })).toMatchObject({ ok: true });
+    const gate = createGate({ tools: [payFor(runs)], ledger });
+    expect(await gate.call("pay", ORDER, { idempotencyKey: "k", principal: { id: "alice" } })).toMatchObject({ ok: true });
     expect((await ledger.list())[0]).toMatchObject({ principal: "alice" });
     expect(runs).toEqual(["alice"]);
   });

@@ -8,9 +8,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { z } from "zod";
-import { createGate, defineTool } from "../../src/index.js";
+import { createGate } from "../../src/index.js";
 import { sqliteLedger } from "../../src/ledger/index.js";
+import { payTool } from "./_fixtures.js";
 
 const BROKEN = { ok: false, code: "FAILED", retryable: false, effect: "none", message: "The ledger cannot record this call (misconfigured or damaged); nothing was executed; an operator must fix it" };
 
@@ -26,10 +26,10 @@ describe("a damaged sqlite ledger", () => {
     const path = join(dir, "ledger.db");
     const runs = { n: 0 };
     const hooks: unknown[] = [];
-    const tool = defineTool({ name: "pay", version: "1", description: "d", input: z.object({ o: z.string() }), output: z.object({ id: z.string() }), effect: "write", execute: () => ({ id: `p${++runs.n}` }) });
+    const tool = payTool(async (i) => ({ paymentId: `p${++runs.n}`, orderId: i.orderId }));
     const ledger = sqliteLedger({ path });
     const gate = createGate({ tools: [tool], ledger, onHookError: (_h, e) => void hooks.push(e) });
-    expect(await gate.call("pay", { o: "1" }, { idempotencyKey: "k" })).toMatchObject({ ok: true });
+    expect(await gate.call("pay", { orderId: "o_1", amountCents: 5 }, { idempotencyKey: "k" })).toMatchObject({ ok: true });
     return { path, runs, hooks, ledger, gate };
   }
 
@@ -38,7 +38,7 @@ describe("a damaged sqlite ledger", () => {
     const other = new Database(path);
     other.prepare("UPDATE toolgate_ledger SET effects = 'garbage'").run();
     other.close();
-    for (let i = 0; i < 2; i++) expect(await gate.call("pay", { o: "1" }, { idempotencyKey: "k" })).toMatchObject(BROKEN);
+    for (let i = 0; i < 2; i++) expect(await gate.call("pay", { orderId: "o_1", amountCents: 5 }, { idempotencyKey: "k" })).toMatchObject(BROKEN);
     expect(runs.n).toBe(1);
     expect(hooks).toContainEqual(expect.objectContaining({ code: "E_LEDGER_CORRUPT" }));
     await ledger.close();
@@ -49,7 +49,7 @@ describe("a damaged sqlite ledger", () => {
     const other = new Database(path);
     other.prepare("DROP TABLE toolgate_ledger").run();
     other.close();
-    expect(await gate.call("pay", { o: "2" }, { idempotencyKey: "k2" })).toMatchObject(BROKEN);
+    expect(await gate.call("pay", { orderId: "o_2", amountCents: 5 }, { idempotencyKey: "k2" })).toMatchObject(BROKEN);
     expect(runs.n).toBe(1);
     expect(hooks).toContainEqual(expect.objectContaining({ code: "SQLITE_ERROR", message: expect.stringMatching(/^no such table/) }));
     await ledger.close();
