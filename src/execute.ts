@@ -173,7 +173,7 @@ export function firstAttemptEnded(x: Execution, r: AttemptResult): void {
   const rt = x.rt;
   let outcome: ExecOutcome;
   try {
-    outcome = succeeded(rt, x.scope, x.env, 1, r.value, x.started);
+    outcome = succeeded(rt, x.scope, x.env, 1, r.value, x.started, 0); // a closed circuit let it through
   } catch {
     outcome = broken(rt.tool.effect === "write"); // never: hooks are wrapped; but the call must not hang
   }
@@ -234,9 +234,10 @@ function release(rt: ToolRuntime, outcome: ExecOutcome): ExecOutcome {
   return outcome;
 }
 
-function succeeded(rt: ToolRuntime, scope: CallScope, env: ExecEnv, attempt: number, value: unknown, started: number): ExecOutcome {
+/** `probe`: the attempt's breaker admission (0: let through a closed circuit). */
+function succeeded(rt: ToolRuntime, scope: CallScope, env: ExecEnv, attempt: number, value: unknown, started: number, probe: number): ExecOutcome {
   const tool = rt.tool;
-  rt.breaker?.success();
+  rt.breaker?.success(probe);
   if (env.onAttempt !== undefined) {
     env.onAttempt({ tool: tool.name, version: tool.version, callId: scope.callId, attempt, outcome: "success", durationMs: performance.now() - started });
   }
@@ -291,7 +292,7 @@ async function attemptsFrom(
             if (attempt > 1) env.budget.refund(); // the retry this attempt was to be did not run
             // The last failure stands (a write's unknown effect is not retryable: no wait to advise).
             const f = last ?? _fail("RETRYABLE", MSG.breakerOpen, true, "none");
-            return { ok: false, failure: f.retryable ? { ...f, retryAfterMs: Math.ceil(adm.retryAfterMs) } : f, attempts: attempt - 1 };
+            return { ok: false, failure: f.retryable ? { ...f, retryAfterMs: Math.ceil(Math.min(adm.retryAfterMs, MAX_TIMER_MS)) } : f, attempts: attempt - 1 };
           }
         }
         started = env.onAttempt === undefined ? 0 : performance.now();
@@ -304,13 +305,13 @@ async function attemptsFrom(
         return { ok: false, failure: cancelledAfter(last), attempts: attempt - 1 };
       }
       const durationMs = env.onAttempt === undefined ? 0 : performance.now() - started;
-      if (r.kind === "value") return succeeded(rt, scope, env, attempt, r.value, started);
+      if (r.kind === "value") return succeeded(rt, scope, env, attempt, r.value, started, probe);
       const c: Classified | undefined = r.kind === "threw" ? classifyError(r.error, tool.classify?.bind(tool)) : undefined;
       const kind = c?.kind ?? r.kind;
       // Down: a transient failure, a timeout, an unclassified error. A 4xx answer, a reject or a denial: up.
       if (kind === "transient" || kind === "timeout" || (kind === "permanent" && !(r.kind === "threw" && answeredByService(r.error)))) rt.breaker?.failure(performance.now(), probe);
       else if (kind === "cancelled") rt.breaker?.release(probe); // no verdict on the service: the next call may probe
-      else rt.breaker?.success(); // the service answered: it is up
+      else rt.breaker?.success(probe); // the service answered: it is up
       last = failureFor(c ?? { kind: r.kind as "timeout" | "cancelled" }, tool.effect, env.redact);
       if (last.effect === "unknown") maybeApplied = true;
       let safe = !write || (tool.idempotentDownstream === true && scope.idempotencyKey !== undefined);

@@ -159,7 +159,7 @@ class Call implements Execution {
       return firstAttemptEnded(this, r);
     }
     try {
-      rt.breaker?.success();
+      rt.breaker?.success(0); // the fast path runs only while the circuit is closed
       rt.inFlight--;
       const data = rt.fastOutput(r.value);
       this.resolve(data !== NO ? finish(this, { ok: true, data }, 1) : checked(this, rt, this.input, this.claim, { ok: true, value: r.value, attempts: 1 }, true));

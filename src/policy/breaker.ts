@@ -2,9 +2,9 @@
  * A per-tool circuit breaker: after `threshold` consecutive failures it opens and calls fail fast
  * with RETRYABLE and `retryAfterMs`; after `halfOpenAfterMs` one probe goes through, and its
  * outcome closes or reopens the circuit. A probe that ends without a verdict (the caller cancelled
- * it) lets the next call probe instead. Only the probe's own verdict reopens a half-open circuit:
- * attempts let through before it opened report into the state they find, and a failure of theirs
- * while it is open or probing changes nothing.
+ * it) lets the next call probe instead. Only the probe's own verdict closes or reopens a half-open
+ * circuit: attempts let through before it opened report into the state they find, and a success
+ * or a failure of theirs while it is open or probing changes nothing.
  * @module
  */
 
@@ -33,7 +33,13 @@ export interface Breaker {
   admit(now: number): Admission;
   /** How long an attempt would wait to be admitted, from `now` (0: at once); changes nothing. */
   waitMs(now: number): number;
-  success(): void;
+  /**
+   * An attempt's answer showed the service up. `probe`: its admission's probe id (0 when a closed
+   * circuit let it through). A closed circuit forgets its failures; an open one, or a half-open one
+   * with another attempt as its probe, changes nothing (an attempt let through before it opened
+   * is no probe), so only the probe closes it.
+   */
+  success(probe: number): void;
   /**
    * An attempt failed in a way that counts against the service. `probe`: its admission's probe id
    * (0 when a closed circuit let it through). While the circuit is open, or half-open with another
@@ -92,10 +98,15 @@ class CircuitBreaker implements Breaker {
   waitMs(now: number): number {
     if (this.state === "closed") return 0;
     if (this.state === "open") return Math.max(0, this.#openedAt + this.#halfOpenAfterMs - now);
-    return this.#probe === 0 ? 0 : this.#halfOpenAfterMs;
+    // A probe in flight holds every other call; at least 1 ms, so `halfOpenAfterMs: 0` is still one probe.
+    return this.#probe === 0 ? 0 : Math.max(1, this.#halfOpenAfterMs);
   }
-  success(): void {
-    if (this.state === "closed" && this.#failures === 0) return;
+  success(probe: number): void {
+    if (this.state === "closed") {
+      this.#failures = 0;
+      return;
+    }
+    if (this.state === "open" || probe === 0 || probe !== this.#probe) return;
     this.#failures = 0;
     this.#probe = 0;
     this.#set("closed");

@@ -95,6 +95,51 @@ describe("circuit breaker", () => {
     expect(states).toEqual(["open", "half-open", "closed"]);
   });
 
+  it("an attempt let through before the circuit opened that succeeds meanwhile does not close it: only the probe does", async () => {
+    vi.useFakeTimers();
+    const { tool, running } = scripted();
+    const states: string[] = [];
+    const gate = createGate({ tools: [tool], breaker: { threshold: 1, halfOpenAfterMs: 60_000 }, onBreakerChange: (e) => void states.push(e.state) });
+    const stale = gate.call("t", { mode: "ok", ms: 100 }); // let through while closed
+    expect(codeOf(await gate.call("t", { mode: "fail" }))).toBe("RETRYABLE"); // opens the circuit for 60 s
+    await vi.advanceTimersByTimeAsync(150);
+    expect((await stale).ok).toBe(true);
+    running.runs = 0;
+    const held = await gate.call("t", { mode: "ok" });
+    expect(held).toMatchObject({ ok: false, code: "RETRYABLE", meta: { attempts: 0 } });
+    expect(held.ok ? 0 : (held.retryAfterMs ?? 0)).toBeGreaterThan(59_000);
+    expect(running.runs).toBe(0);
+    expect(states).toEqual(["open"]);
+    await vi.advanceTimersByTimeAsync(60_000);
+    const probe = gate.call("t", { mode: "ok" });
+    await vi.advanceTimersByTimeAsync(1);
+    expect((await probe).ok).toBe(true);
+    expect(states).toEqual(["open", "half-open", "closed"]);
+  });
+
+  it("halfOpenAfterMs 0 still lets one probe through at a time", async () => {
+    vi.useFakeTimers();
+    const { tool, running } = scripted();
+    const gate = createGate({ tools: [tool], breaker: { threshold: 1, halfOpenAfterMs: 0 } });
+    expect(codeOf(await gate.call("t", { mode: "fail" }))).toBe("RETRYABLE"); // opens
+    running.runs = 0;
+    const calls = Array.from({ length: 5 }, () => gate.call("t", { mode: "ok", ms: 50 }));
+    await vi.advanceTimersByTimeAsync(100);
+    const results = await Promise.all(calls);
+    expect(running.runs).toBe(1);
+    expect(results.map(codeOf)).toEqual(["OK", "RETRYABLE", "RETRYABLE", "RETRYABLE", "RETRYABLE"]);
+    expect(results[1]).toMatchObject({ retryAfterMs: 1, meta: { attempts: 0 } });
+  });
+
+  it("an open circuit's retryAfterMs is capped at the longest timer, as every other wait", async () => {
+    const runs = { n: 0 };
+    const gate = createGate({ tools: [failingRead("t", runs, () => transient("down"))], breaker: { threshold: 1, halfOpenAfterMs: 1e13 }, retry: { attempts: 1 } });
+    await gate.call("t", {}); // opens
+    const refused = await gate.call("t", {});
+    expect(refused).toMatchObject({ ok: false, code: "RETRYABLE", retryAfterMs: 2 ** 31 - 1, meta: { attempts: 0 } });
+    expect(runs.n).toBe(1);
+  });
+
   it("a hook that calls the tool when the circuit half-opens is not a second probe", async () => {
     vi.useFakeTimers();
     const { tool, running } = scripted();
