@@ -11,7 +11,7 @@ import type { AnyTool, OutputOf, Principal } from "./tool.js";
 import { resolveGate, type GateOptions, type ResolvedGate } from "./gate-options.js";
 import { authorizeAndApprove, DecisionWait } from "./decision.js";
 import { hardenParsed, hardenValue, parseText, type Hardened } from "./harden.js";
-import { splitMeta, type SplitMeta } from "./meta.js";
+import { REFUSE_ARGS_META, splitMeta, type SplitMeta } from "./meta.js";
 import { NO } from "./fast-path.js";
 import { notJsonData } from "./json-data.js";
 import { toSafeIssues, issue } from "./issues.js";
@@ -253,7 +253,7 @@ function refusedAtOnce(c: Call, code: "FAILED" | "UNKNOWN_TOOL", message: string
  * ledger, the tool itself) continues from its promise. No step throws: a bug inside one ends the
  * call as FAILED instead of rejecting the caller's promise.
  */
-function pipeline(call: Call, rt: ToolRuntime, args: unknown, opts: CallOptions | undefined): Promise<ToolResult> {
+function pipeline(call: Call, rt: ToolRuntime, args: unknown, opts: ReadOptions | undefined): Promise<ToolResult> {
   const g = call.g;
   try {
     // 0. JSON text is scanned (duplicate keys, depth) and parsed first. Then the compiled fast path
@@ -274,7 +274,7 @@ function pipeline(call: Call, rt: ToolRuntime, args: unknown, opts: CallOptions 
 }
 
 /** 1–3 for a payload the fast path left to them. `value`: the payload (JSON text already parsed). */
-function validatedInput(call: Call, rt: ToolRuntime, args: unknown, value: unknown, opts: CallOptions | undefined): Promise<ToolResult> {
+function validatedInput(call: Call, rt: ToolRuntime, args: unknown, value: unknown, opts: ReadOptions | undefined): Promise<ToolResult> {
   const g = call.g;
   try {
     // 1. Harden the payload (size, depth, keys, plain data); a caller's value is copied.
@@ -282,7 +282,7 @@ function validatedInput(call: Call, rt: ToolRuntime, args: unknown, value: unkno
     if (!hardened.ok) return Promise.resolve(refuse(call, hardeningFailure(hardened)));
 
     // 2. Split the reserved `_meta` envelope.
-    const split = splitMeta(hardened.value);
+    const split = splitMeta(hardened.value, opts?.[REFUSE_ARGS_META] === true);
     if (!split.ok) return Promise.resolve(refuse(call, _fail("INVALID_INPUT", MSG.invalidInput, false, "none", { issues: [split.issue] })));
 
     // 3. Validate input (continued in `validated`).
@@ -561,8 +561,11 @@ class BadOption {
   }
 }
 
-/** The options as `gate.call` read them: what the caller gave, and the principal's id read once. */
-type ReadOptions = ListenedOptions & { readonly [PRINCIPAL_ID]?: string };
+/**
+ * The options as `gate.call` read them: what the caller gave, the principal's id read once, and
+ * whether the arguments are the model's own (src/meta.ts).
+ */
+type ReadOptions = ListenedOptions & { readonly [PRINCIPAL_ID]?: string; readonly [REFUSE_ARGS_META]?: true };
 
 /**
  * The caller's options, each field read once (a getter or a Proxy cannot show the checks one
@@ -571,9 +574,9 @@ type ReadOptions = ListenedOptions & { readonly [PRINCIPAL_ID]?: string };
  */
 function readOptions(o: unknown): ReadOptions | BadOption {
   if (typeof o !== "object" || o === null) return new BadOption("", "invalid_type", "Call options must be an object");
-  let callId: unknown, idempotencyKey: unknown, principal: unknown, signal: unknown, principalId: unknown;
+  let callId: unknown, idempotencyKey: unknown, principal: unknown, signal: unknown, principalId: unknown, modelArgs: unknown;
   try {
-    ({ callId, idempotencyKey, principal, signal } = o as Record<string, unknown>);
+    ({ callId, idempotencyKey, principal, signal, [REFUSE_ARGS_META]: modelArgs } = o as Record<PropertyKey, unknown>);
     // The caller's object itself (a class instance keeps its getters and methods for `authorize`).
     if (typeof principal === "object" && principal !== null) principalId = (principal as { id?: unknown }).id;
   } catch {
@@ -598,6 +601,7 @@ function readOptions(o: unknown): ReadOptions | BadOption {
     out[PRINCIPAL_ID] = principalId as string;
   }
   if (signal !== undefined) out.signal = signal as AbortSignal;
+  if (modelArgs === true) out[REFUSE_ARGS_META] = true;
   const listeners = attemptListeners(o);
   if (listeners !== undefined) out[ATTEMPT_LISTENER] = listeners;
   return out;

@@ -11,6 +11,7 @@ import type { LoopDecision } from "../loop/decision.js";
 import type { LoopSession } from "../loop/session.js";
 import { refusalView, toModelView, type ModelView } from "./model-view.js";
 import { CallOptionsError } from "./call-options-error.js";
+import { REFUSE_ARGS_META } from "../meta.js";
 
 /** Options every framework adapter takes. */
 export interface AdapterOptions {
@@ -62,8 +63,10 @@ export async function _callThroughGate(
     session?.observe({ tool, args, callId: id }, e); // not an envelope: the session stops
     throw new CallOptionsError(tool, e);
   }
-  // An empty id (a framework that gave none) lets the gate generate one.
-  const answered = await gate.call(tool, args, { ...extra, ...(id.length > 0 ? { callId: id } : {}), ...(signal !== undefined ? { signal } : {}) });
+  // An empty id (a framework that gave none) lets the gate generate one. The arguments are the
+  // model's: a `_meta` in them is refused, never taken for the host's metadata (src/meta.ts).
+  const opts = { ...extra, ...(id.length > 0 ? { callId: id } : {}), ...(signal !== undefined ? { signal } : {}), [REFUSE_ARGS_META]: true as const };
+  const answered = await gate.call(tool, args, opts);
   // The model is shown the data as JSON writes it; the caller keeps the gate's own envelope (a Date
   // stays a Date), unless the data could not be written: then both, and the session, have that failure.
   const shown = answered.ok ? asWritten(answered, gate.tool(tool)?.effect) : answered;
