@@ -128,10 +128,15 @@ async function decide(g: ResolvedGate, tool: AnyTool, wait: DecisionWait): Promi
     // Cancelled while authorize decided: the call is answered already (cancelled); open no prompt.
     if (decision === CANCELLED) return cancelled(wait);
     if (decision !== true) {
-      if (typeof decision === "object" && decision !== null && (decision as { allow?: unknown }).allow === true) {
-        // allowed
-      } else {
-        const reason = typeof decision === "object" && decision !== null ? (decision as { reason?: unknown }).reason : undefined;
+      let allow: unknown, reason: unknown;
+      try {
+        // An answer whose fields cannot be read (a getter that throws, a Proxy) is a hook that failed.
+        if (typeof decision === "object" && decision !== null) ({ allow, reason } = decision as { allow?: unknown; reason?: unknown });
+      } catch (e) {
+        g.onHookError("authorize", e);
+        return _fail("DENIED", MSG.authorizeFailed, false, "none");
+      }
+      if (allow !== true) {
         const msg = typeof reason === "string" && reason.length > 0 ? _redactThenCut(g.redact, reason, 200) : MSG.denied;
         return _fail("DENIED", msg, false, "none");
       }

@@ -71,4 +71,32 @@ describe("authorize and approve run after validation and before any effect", () 
     expect(calls.n).toBe(2);
     expect(gate.list()[0]!.approval).toBe("conditional");
   });
+
+  it("an answer whose allow or reason cannot be read is a hook that failed: DENIED, effect none, heard by onHookError", async () => {
+    const { tool, calls } = approvalTool(false);
+    const revoked = Proxy.revocable({}, {});
+    revoked.revoke();
+    const answers: unknown[] = [
+      {
+        get allow(): boolean {
+          throw new Error("policy engine down");
+        },
+      },
+      {
+        allow: false,
+        get reason(): string {
+          throw new Error("no reason");
+        },
+      },
+      revoked.proxy,
+    ];
+    for (const answer of answers) {
+      const heard: string[] = [];
+      const gate = createGate({ tools: [tool], authorize: () => answer as boolean, onHookError: (hook) => void heard.push(hook) });
+      const r = await gate.call("pay", { amount: 1 });
+      expect(r).toMatchObject({ ok: false, code: "DENIED", message: "Authorization could not be decided; the call was refused", retryable: false, effect: "none", meta: { attempts: 0 } });
+      expect(heard).toEqual(["authorize"]);
+    }
+    expect(calls.n).toBe(0);
+  });
 });
