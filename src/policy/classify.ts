@@ -1,7 +1,8 @@
 /**
- * Classification: what kind of failure a thrown error is. The tool's own `classify` runs first;
- * then the default, which knows toolgate's own errors, common network error codes and HTTP
- * statuses. Anything unrecognised is permanent: retries need a reason.
+ * Classification: what kind of failure a thrown error is. A ToolError (`reject`, `transient`,
+ * `denied`) classifies itself; for any other error the tool's own `classify` runs first, then the
+ * default, which knows common network error codes and HTTP statuses. Anything unrecognised is
+ * permanent: retries need a reason.
  * @module
  */
 import { isToolError, type FailureKind } from "../errors.js";
@@ -60,9 +61,15 @@ function field(e: unknown, key: string): unknown {
 /** The built-in classifier. */
 export function defaultClassify(error: unknown): Classified {
   if (isToolError(error)) {
-    const c: { -readonly [K in keyof Classified]: Classified[K] } = { kind: error.kind, message: error.message };
+    // The brand is shared across copies of the package (and can be forged from plain JavaScript):
+    // a kind this copy does not know is permanent, and a field of the wrong shape is left out.
+    const kind: unknown = error.kind;
+    if (typeof kind !== "string" || !KINDS.has(kind)) return { kind: "permanent" };
+    const c: { -readonly [K in keyof Classified]: Classified[K] } = { kind: kind as FailureKind };
+    const message: unknown = error.message;
+    if (typeof message === "string") c.message = message;
     if (validWait(error.retryAfterMs)) c.retryAfterMs = Math.min(error.retryAfterMs, MAX_WAIT_MS);
-    if (error.kind === "rejected") c.effect = error.effect;
+    if (kind === "rejected") c.effect = EFFECTS.has(error.effect) ? error.effect : "unknown";
     return c;
   }
   const code = field(error, "code");
@@ -88,6 +95,7 @@ export function answeredByService(error: unknown): boolean {
 }
 
 const KINDS = new Set<string>(["transient", "denied", "rejected", "permanent"]);
+const EFFECTS = new Set<unknown>(["none", "applied", "unknown"]);
 
 /** The longest `retryAfterMs` passed on (about 24.8 days, the longest wait a timer takes): a service's hint of years is no plan. */
 const MAX_WAIT_MS = 2 ** 31 - 1;

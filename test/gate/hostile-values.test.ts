@@ -107,4 +107,26 @@ describe("hostile values", () => {
     const r = await gate.call("slow", {});
     expect(r).toMatchObject({ ok: false, code: "RETRYABLE", retryAfterMs: 2 ** 31 - 1 });
   });
+
+  it("a ToolError-branded value this copy cannot read as one (another copy's kind, a wrong effect or message) is classified on what it can trust", async () => {
+    const BRAND = Symbol.for("toolgate.ToolError");
+    // Another copy of the package (or plain JavaScript) may brand a kind this gate does not know: permanent, each execution heard.
+    let runs = 0;
+    const events: string[] = [];
+    const read = tool("t", "read", () => {
+      runs++;
+      if (runs === 1) throw transient("busy");
+      throw Object.assign(new Error("conflict"), { [BRAND]: true, kind: "conflict" });
+    });
+    const gate = createGate({ tools: [read], retry: { baseMs: 1, capMs: 1 }, onAttempt: (e) => void events.push(`#${e.attempt} ${e.outcome}`) });
+    expect(await gate.call("t", {})).toMatchObject({ ok: false, code: "FAILED", retryable: false, effect: "none", meta: { attempts: 2 } });
+    expect(runs).toBe(2);
+    expect(events).toEqual(["#1 transient", "#2 permanent"]);
+
+    const write = (thrown: () => unknown) => createGate({ tools: [tool("w", "write", () => { throw thrown(); })] }).call("w", {});
+    // An effect that is none of the three: a write that rejected may have applied it, so unknown.
+    expect(await write(() => ({ [BRAND]: true, kind: "rejected", message: "no", effect: "bogus" }))).toMatchObject({ code: "REJECTED", message: "no", effect: "unknown" });
+    // A message that is not a string is never shown: the situation's own message instead.
+    expect(await write(() => ({ [BRAND]: true, kind: "rejected", message: { length: 3 }, effect: "none" }))).toMatchObject({ code: "REJECTED", message: "The request was rejected", effect: "none" });
+  });
 });
