@@ -34,7 +34,8 @@ export interface McpToolResult {
 /**
  * Turn a gate result into an MCP tool result. `structured` says whether the tool advertises an
  * object `outputSchema` (then a success carries `structuredContent`). Never throws: a success whose
- * data cannot be written as JSON answers an INVALID_OUTPUT envelope instead, with the effect the
+ * data cannot be written as JSON (or, when `structured`, is not written as a JSON object) answers an
+ * INVALID_OUTPUT envelope instead, with the effect the
  * tool's `effect` gives (`"applied"` for a write; `"unknown"` when it is not given).
  * @example
  * const r = await gate.call("get_order", args);
@@ -55,7 +56,9 @@ export function toCallToolResult(r: ToolResult, structured: boolean, effect?: "r
     // reading the value again (a toJSON or getter can answer differently on a later read, and
     // the HTTP transport drops an answer it cannot write without a word).
     const parsed: unknown = JSON.parse(text);
-    return isRecord(parsed) ? { content, structuredContent: parsed, _meta } : { content, _meta };
+    // An object the output schema accepted that JSON writes as something else (its own toJSON answers
+    // an array, a string): no structuredContent can carry it, and a client would refuse the answer.
+    return isRecord(parsed) ? { content, structuredContent: parsed, _meta } : toCallToolResult(_unwritable(r.meta, effect), false);
   }
   return {
     content: [{ type: "text", text: `${r.code}: ${r.message}\n${JSON.stringify(r)}` }],

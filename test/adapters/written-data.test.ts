@@ -15,6 +15,7 @@ import { aiSdkTools, answerAnthropicToolUse, answerOpenAIChatToolCall } from "..
 import { createLoopPolicy } from "../../src/loop/index.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { createMcpServer, RESULT_META_KEY, serveHttp, serveStdio, toCallToolResult } from "../../src/mcp/index.js";
 import { createCallLog } from "../../src/log/index.js";
 import { captureValue } from "../../src/log/_capture.js";
@@ -91,6 +92,27 @@ describe("MCP", () => {
     const broken = { ok: true as const, data: { n: { toJSON: () => { throw new Error("closed"); } } }, meta };
     expect(toCallToolResult(broken, true, "write")).toMatchObject({ isError: true, _meta: { [RESULT_META_KEY]: { code: "INVALID_OUTPUT", effect: "applied", meta } } });
     expect(toCallToolResult(broken, true)._meta?.[RESULT_META_KEY]).toMatchObject({ effect: "unknown" });
+  });
+
+  it("a structured tool's data that JSON does not write as an object (its own toJSON answers an array) is INVALID_OUTPUT, not a success without structuredContent", async () => {
+    const meta = { tool: "t", version: "1", callId: "c", attempts: 1, durationMs: 1 };
+    const reshaped = { ok: true as const, data: { a: 1, toJSON: () => [1, 2] }, meta };
+    expect(toCallToolResult(reshaped, true, "read")).toMatchObject({ isError: true, _meta: { [RESULT_META_KEY]: { code: "INVALID_OUTPUT", effect: "none", meta } } });
+    expect(toCallToolResult(reshaped, false, "read")).toMatchObject({ content: [{ type: "text", text: "[1,2]" }] }); // no outputSchema: the text is the answer
+    // Through the official client, which refuses a success without structuredContent from a tool with an outputSchema.
+    const tool = defineTool({ name: "reshaped", version: "1", description: "d", effect: "read", input: z.object({}), output: z.looseObject({ a: z.number() }), execute: () => ({ a: 1, toJSON: () => "s" }) });
+    const [a, b] = InMemoryTransport.createLinkedPair();
+    await createMcpServer(createGate({ tools: [tool] }), { name: "s", version: "1" }).connect(a);
+    const client = new Client({ name: "c", version: "1" });
+    await client.connect(b);
+    try {
+      await client.listTools();
+      const r = await client.callTool({ name: "reshaped", arguments: {} });
+      expect(r).toMatchObject({ isError: true, _meta: { [RESULT_META_KEY]: { code: "INVALID_OUTPUT", effect: "none" } } });
+      expect(r.structuredContent).toBeUndefined();
+    } finally {
+      await client.close();
+    }
   });
 
   it("over stdio, every request is answered: an envelope when the text fails; the transport writes the text's JSON, never reading the value again", async () => {
