@@ -4,7 +4,7 @@
  * @module
  */
 import { CliError } from "./command.js";
-import { checkHttpOptions, isLoopback, isWildcard, type HttpOptions } from "../mcp/http.js";
+import { checkHttpOptions, ownHostNames, type HttpOptions } from "../mcp/http.js";
 import { isToolgateConfigError } from "../errors.js";
 
 /** The `parseArgs` options of the HTTP flags. */
@@ -29,9 +29,9 @@ export interface HttpFlagValues {
 export const httpFlagUsage = `  --http <host:port>       Streamable HTTP instead of stdio, e.g. 127.0.0.1:8080 (port 0: pick one)
   --allow-remote           allow --http on a non-loopback address
   --allowed-host <name>    an accepted Host header, name or name:port (repeatable; needed for 0.0.0.0 / [::];
-                           the loopback names are always accepted)
+                           the loopback names and the --http address stay accepted)
   --token-env <VAR>        require "Authorization: Bearer <token>" (≥ 16 characters), token read from env VAR
-  --origin <origin>        an accepted Origin, scheme://host[:port] (repeatable; default: the loopback origins of the port)`;
+  --origin <origin>        an accepted Origin, scheme://host[:port] (repeatable; default: those of the --http address and the loopback names)`;
 
 /**
  * Parse `host:port` (`[::1]:8080` for IPv6).
@@ -64,9 +64,9 @@ export function httpOptionsFromFlags(values: HttpFlagValues): HttpOptions | unde
     if (token.length < 16) throw new CliError("E_USAGE", `--token-env: the token in ${tokenEnv} is ${token.length} characters; use at least 16 (e.g. openssl rand -hex 24)`);
   }
   const named = values["allowed-host"];
-  // The loopback names stay accepted (a local client), plus the bound address unless it is a wildcard.
-  const allowedHosts =
-    named === undefined ? undefined : [...named, "127.0.0.1", "localhost", "[::1]", ...(isLoopback(host) || isWildcard(host) ? [] : [host.includes(":") ? `[${host}]` : host])];
+  // The loopback names stay accepted (a local client), and the bound address's own names (any
+  // 127.x address too: the printed URL must work), none for a wildcard.
+  const allowedHosts = named === undefined ? undefined : [...named, "127.0.0.1", "localhost", "[::1]", ...ownHostNames(host)];
   const options: HttpOptions = {
     host,
     port,

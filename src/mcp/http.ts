@@ -98,7 +98,7 @@ import { ToolgateConfigError } from "../errors.js";
 import { checkKnownKeys, optionNames } from "../known-keys.js";
 import { MAX_MESSAGE_DEPTH, nestsWithin } from "./json-depth.js";
 import { isRecord } from "../_record.js";
-import { sdkRequestController } from "./call-lane.js";
+import { LaneServer, sdkInFlight, sdkRequestController } from "./call-lane.js";
 import { endCancelledResponse } from "./cancelled-response.js";
 
 /** Options of {@link serveHttp}. */
@@ -115,14 +115,16 @@ export interface HttpOptions {
   readonly token?: string;
   /**
    * Accepted `Origin` values, each `scheme://host[:port]` as a browser sends it (no path, no
-   * trailing slash). A request without Origin is accepted. Default: `http://` + each default host.
+   * trailing slash). A request without Origin is accepted. Default: `http://` + each default host
+   * (on port 80 also without `:80`, as browsers send it).
    */
   readonly allowedOrigins?: readonly string[];
   /**
    * Accepted `Host` headers, replacing the default: `name:port` matches exactly, a bare `name`
    * (`[v6]` in brackets) matches that name on any port. Required for a wildcard bind
    * (`0.0.0.0`, `::`), which has no name of its own to check. Default: `127.0.0.1:<port>`,
-   * `localhost:<port>`, `[::1]:<port>` (plus `host:port` when `host` is not loopback).
+   * `localhost:<port>`, `[::1]:<port>` and the bound `host:<port>` (as given and as `url` writes
+   * it); on port 80 each also without the port, as clients send it.
    */
   readonly allowedHosts?: readonly string[];
   /** Largest accepted request body, bytes. Default 4 MiB. */
@@ -135,7 +137,11 @@ export interface HttpOptions {
   readonly maxBodyBytesInFlight?: number;
   /** Most concurrent sessions; a new one beyond it gets 503. Default 1,000. */
   readonly maxSessions?: number;
-  /** A session without any request for this long is closed, ms. Default 1,800,000 (30 min). */
+  /**
+   * A session with no request in flight and none arriving or ending for this long is closed, ms. A
+   * call still being answered (an approval wait, a long tool) keeps it open; an open GET stream
+   * does not. Default 1,800,000 (30 min).
+   */
   readonly sessionIdleMs?: number;
 }
 
@@ -155,6 +161,23 @@ export interface HttpHandle {
 export function isLoopback(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, "").toLowerCase();
   return h === "localhost" || h === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h);
+}
+
+/**
+ * @internal The `Host` header names (no port) of a bound address: as given (IPv6 in brackets) and
+ * as a URL writes it, which is what `handle.url` and fetch send (`127.1` is `127.0.0.1`,
+ * `FD00:0::1` is `[fd00::1]`). None for a wildcard, which has no name of its own.
+ */
+export function ownHostNames(host: string): string[] {
+  if (isWildcard(host)) return [];
+  const bracketed = host.includes(":") && !host.startsWith("[") ? `[${host}]` : host;
+  const names = new Set([bracketed.toLowerCase()]);
+  try {
+    names.add(new URL(`http://${bracketed}/`).hostname);
+  } catch {
+    // Not a URL host: only the spelling as given.
+  }
+  return [...names];
 }
 
 function bad(message: string): never {
@@ -273,6 +296,34 @@ function cancelledId(message: unknown): RequestId | undefined {
   return typeof id === "string" || typeof id === "number" ? id : undefined;
 }
 
+/** One session of {@link serveHttp}: `posts` counts its POSTs not yet answered in full. */
+interface Session {
+  readonly transport: StreamableHTTPServerTransport;
+  readonly server: Server;
+  lastSeen: number;
+  posts: number;
+}
+
+/**
+ * True while a session has work in flight: a POST not yet answered in full, or a request its server
+ * is still handling (a call whose POST the client dropped runs on; MCP does not count a disconnect
+ * as a cancel). An open GET stream is the client listening, not work: it does not count.
+ */
+function busy(s: Session): boolean {
+  const server = s.server;
+  return s.posts > 0 || (server instanceof LaneServer ? server._inFlight() : sdkInFlight(server)) > 0;
+}
+
+/** Mark a request of `s` as seen now and again when its response ends; a POST counts as in flight until then. */
+function track(s: Session, res: ServerResponse, post: boolean): void {
+  s.lastSeen = Date.now();
+  if (post) s.posts++;
+  res.once("close", () => {
+    if (post) s.posts--;
+    s.lastSeen = Date.now();
+  });
+}
+
 function isInitialize(body: unknown): boolean {
   return Array.isArray(body) ? body.some((m) => isInitializeRequest(m)) : isInitializeRequest(body);
 }
@@ -296,12 +347,14 @@ export async function serveHttp(factory: () => Server, options: HttpOptions = {}
   const maxSessions = options.maxSessions ?? 1_000;
   const tokenDigest = options.token === undefined ? undefined : digest(options.token);
   const idleMs = options.sessionIdleMs ?? 30 * 60_000;
-  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: Server; lastSeen: number }>();
+  const sessions = new Map<string, Session>();
   const sweep = setInterval(
     () => {
-      const cutoff = Date.now() - idleMs;
+      const now = Date.now();
       for (const [id, s] of sessions) {
-        if (s.lastSeen < cutoff) {
+        // Work in flight (an approval wait, a long tool) is not idleness: the idle time starts when it ends.
+        if (busy(s)) s.lastSeen = now;
+        else if (s.lastSeen < now - idleMs) {
           sessions.delete(id);
           void s.server.close().catch(() => undefined);
         }
@@ -332,12 +385,14 @@ export async function serveHttp(factory: () => Server, options: HttpOptions = {}
     const sid = req.headers["mcp-session-id"];
     const sessionId = Array.isArray(sid) ? sid[0] : sid;
     if (req.method === "POST") {
+      // In flight from its headers on: a body that arrives slowly is not idleness either.
+      const known = sessionId === undefined ? undefined : sessions.get(sessionId);
+      if (known !== undefined) track(known, res, true);
       const body = await readBody(req, maxBody, budget);
       if (!body.ok) return deny(res, body.status, body.message, {}, body.code);
       if (sessionId !== undefined) {
         const s = sessions.get(sessionId);
         if (s === undefined) return deny(res, 404, "Session not found");
-        s.lastSeen = Date.now();
         return s.transport.handleRequest(req, res, body.value);
       }
       if (!isInitialize(body.value)) return deny(res, 400, "Bad request: no session; send initialize first");
@@ -345,7 +400,7 @@ export async function serveHttp(factory: () => Server, options: HttpOptions = {}
       const server = factory();
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (id) => void sessions.set(id, { transport, server, lastSeen: Date.now() }),
+        onsessioninitialized: (id) => void sessions.set(id, { transport, server, lastSeen: Date.now(), posts: 0 }),
       });
       transport.onclose = () => {
         if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
@@ -357,7 +412,7 @@ export async function serveHttp(factory: () => Server, options: HttpOptions = {}
     if (req.method === "GET" || req.method === "DELETE") {
       const s = sessionId === undefined ? undefined : sessions.get(sessionId);
       if (s === undefined) return deny(res, sessionId === undefined ? 400 : 404, sessionId === undefined ? "Bad request: no session" : "Session not found");
-      s.lastSeen = Date.now();
+      track(s, res, false);
       return s.transport.handleRequest(req, res);
     }
     return deny(res, 405, "Method not allowed", { allow: "GET, POST, DELETE" });
@@ -383,14 +438,18 @@ export async function serveHttp(factory: () => Server, options: HttpOptions = {}
     throw new ToolgateConfigError("E_MCP_HTTP", `serveHttp: ${JSON.stringify(host)} listens on every interface; name the hosts clients connect to (allowedHosts, or --allowed-host on the CLI), or bind one address`);
   }
   const bound = address.port;
-  const hosts = [`127.0.0.1:${bound}`, `localhost:${bound}`, `[::1]:${bound}`];
+  // The loopback names and the bound host's own (any 127.x address, a name): handle.url must work.
   // Clients leave out the default port: on port 80 the Host and Origin headers carry none.
-  if (bound === 80) hosts.push("127.0.0.1", "localhost", "[::1]");
-  if (!isLoopback(host) && !isWildcard(host)) hosts.push(`${host.includes(":") ? `[${host}]` : host}:${bound}`);
-  const entries = (options.allowedHosts ?? hosts).map((h) => h.toLowerCase());
-  const hasPort = (h: string): boolean => /:\d+$/.test(h.replace(/^\[[^\]]*\]/, ""));
-  allowedHosts = new Set(entries.filter(hasPort));
-  allowedNames = new Set(entries.filter((h) => !hasPort(h)));
+  const names = new Set(["127.0.0.1", "localhost", "[::1]", ...ownHostNames(host)]);
+  const hosts = [...names].flatMap((n) => (bound === 80 ? [`${n}:80`, n] : [`${n}:${bound}`]));
+  if (options.allowedHosts === undefined) {
+    allowedHosts = new Set(hosts); // exact: on port 80 a bare name is the default port, not any port
+  } else {
+    const entries = options.allowedHosts.map((h) => h.toLowerCase());
+    const hasPort = (h: string): boolean => /:\d+$/.test(h.replace(/^\[[^\]]*\]/, ""));
+    allowedHosts = new Set(entries.filter(hasPort));
+    allowedNames = new Set(entries.filter((h) => !hasPort(h)));
+  }
   allowedOrigins = new Set((options.allowedOrigins ?? hosts.map((h) => `http://${h}`)).map((o) => o.toLowerCase()));
   const urlHost = host.includes(":") ? `[${host}]` : host;
   return {
