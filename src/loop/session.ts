@@ -454,7 +454,7 @@ class Session implements LoopSession {
       attempts: f.meta?.attempts ?? 0,
       action,
       reason,
-      ...(repeatOf !== undefined ? { repeatOf } : {}),
+      ...(repeatOf !== undefined ? { repeatOf: _redactThenCut(this.o.redact, repeatOf, MAX_EVIDENCE_TEXT) } : {}),
       ...this.#argumentsText(call.args),
     });
     this.#evidence.push(e);
