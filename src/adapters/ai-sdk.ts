@@ -12,19 +12,24 @@ import type { JsonSchema } from "../standard.js";
 import { advertisedInput } from "../json-schema.js";
 import type { LoopSession } from "../loop/session.js";
 import { _callThroughGate, _selected, type AdapterOptions } from "./_run.js";
-import { _openAIParameters } from "./_openai-params.js";
+import { _openAIParameters, _requireObjectRoot } from "./_openai-params.js";
+import { _objectRoot } from "../contract/anthropic.js";
 import { isErrorView, type ModelView } from "./model-view.js";
 
 /** Options of {@link aiSdkTools}. */
 export interface AiSdkToolOptions extends AdapterOptions {
   /**
    * Mark tools `strict` and advertise OpenAI strict-mode schemas (nulls map back to absent).
-   * A tool whose root strict mode cannot express is sent non-strict. Default `false`.
+   * A tool strict mode cannot take (a root that is not one object, a field that accepts any value)
+   * is sent non-strict. Default `false`.
    */
   readonly strict?: boolean;
-  /** Called once per tool whose strict mapping is inexact (the gate still enforces the full contract). */
+  /** Called once per tool whose advertised schema is inexact (a root union flattened, a strict mapping loosened); the gate still enforces the full contract. */
   onProblems?(tool: string, problems: readonly string[]): void;
 }
+
+/** Who cannot take a tool whose input has no object root: the AI SDK hands the schema to the provider unchanged. */
+const PROVIDERS = "the providers' tool schemas (OpenAI parameters, Anthropic input_schema)";
 
 type PassThrough = StandardSchemaV1<unknown, unknown> & { readonly "~standard": StandardSchemaV1.Props<unknown, unknown> & { readonly jsonSchema: StandardJSONSchemaV1.Converter } };
 
@@ -60,7 +65,10 @@ function toModelOutput({ output }: { output: ModelView }): { type: "json" | "err
 /**
  * AI SDK tools for the gate's tools, for `generateText({ tools })` / `streamText({ tools })`.
  * Each `execute` resolves to the model view (`{ ok: true, data }` or the failure), never throws
- * for a failed call.
+ * for a failed call. The SDK sends each schema to the provider as it is, and the providers take
+ * only an object root: a root union of objects is flattened into one object (reported through
+ * `onProblems`), and a tool whose input is not an object nor a union of objects throws
+ * ToolgateConfigError `E_ADAPTER_SCHEMA`, as the raw formats do.
  * @example
  * const session = createLoopPolicy().start();
  * const result = await generateText({ model, prompt, tools: aiSdkTools(gate, { session }), stopWhen: [loopStopWhen(session), stepCountIs(10)] });
@@ -72,17 +80,23 @@ export function aiSdkTools(gate: Gate, options: AiSdkToolOptions = {}): Record<s
     let schema: JsonSchema;
     let mapArgs: (a: unknown) => unknown = (a) => a;
     let strict = false;
+    let problems: readonly string[];
     if (options.strict === true) {
       const p = _openAIParameters(listing, true);
-      if (p.problems.length > 0) options.onProblems?.(name, p.problems);
+      _requireObjectRoot(name, p, "aiSdkTools", PROVIDERS);
       schema = p.parameters;
       mapArgs = p.mapArgs;
       strict = p.strict;
+      problems = p.problems;
     } else {
       const tool = gate.tool(name);
       const draft07 = tool === undefined ? undefined : advertisedInput(tool, "draft-07");
-      schema = draft07?.ok === true ? draft07.schema : listing.inputSchema;
+      const root = _objectRoot(draft07?.ok === true ? draft07.schema : listing.inputSchema);
+      _requireObjectRoot(name, { objectRoot: root.ok }, "aiSdkTools", PROVIDERS);
+      schema = root.schema;
+      problems = root.problems;
     }
+    if (problems.length > 0) options.onProblems?.(name, problems);
     tools[name] = {
       description: listing.description,
       inputSchema: passThrough(schema),
@@ -97,11 +111,19 @@ export function aiSdkTools(gate: Gate, options: AiSdkToolOptions = {}): Record<s
 
 /**
  * A `stopWhen` condition that ends the run when the loop policy stops or escalates, or when the
- * next step would exceed the policy's turn cap. Use with the same session as {@link aiSdkTools}.
+ * next step would exceed the policy's turn cap: the run makes at most `maxTurns` model requests,
+ * whatever its steps called (the session's turns are brought up to the steps made before the
+ * next one begins). Use with the same session as {@link aiSdkTools}.
  * Generic in the run's tool set (it reads none of it), so it fits a run that mixes the gate's
  * tools with the AI SDK's own `tool()`s.
  * @example generateText({ model, prompt, tools: aiSdkTools(gate, { session }), stopWhen: loopStopWhen(session) })
  */
 export function loopStopWhen<TOOLS extends ToolSet = ToolSet>(session: LoopSession): StopCondition<TOOLS> {
-  return () => session.outcome !== undefined || session.beginTurn() !== undefined;
+  return ({ steps }) => {
+    if (session.outcome !== undefined) return true;
+    // A step that admitted no gate call (only another tool, or argument text the SDK answered
+    // itself) began no turn when it was the first: count every model request made so far.
+    while (session.turns < steps.length) if (session.beginTurn() !== undefined) return true;
+    return session.beginTurn() !== undefined;
+  };
 }

@@ -6,7 +6,7 @@
 import type { Tool, ToolResultBlockParam, ToolUseBlock } from "@anthropic-ai/sdk/resources/messages";
 import type { Gate } from "../gate.js";
 import { ToolgateConfigError } from "../errors.js";
-import { toAnthropicInputSchema } from "../contract/anthropic.js";
+import { _objectRoot } from "../contract/anthropic.js";
 import { _callThroughGate, _selected, type AdapterOptions, type GatedCall } from "./_run.js";
 import { isErrorView, type ModelView } from "./model-view.js";
 
@@ -22,17 +22,19 @@ export interface AnthropicToolAnswer extends GatedCall {
 }
 
 /**
- * Messages API tool definitions for the gate's tools. Throws ToolgateConfigError for a tool whose
- * input is not an object (Anthropic tools take objects).
+ * Messages API tool definitions for the gate's tools. A root union of objects is flattened into
+ * one object (reported through `onProblems`; the gate still enforces the union). Throws
+ * ToolgateConfigError `E_ADAPTER_SCHEMA` for a tool whose input is not an object nor a union of
+ * objects (a string, a nullable object): `input_schema` takes only an object root.
  * @example
  * const msg = await anthropic.messages.create({ model, max_tokens, messages, tools: anthropicTools(gate) });
  */
 export function anthropicTools(gate: Gate, options: AnthropicToolOptions = {}): Tool[] {
   return _selected(gate, options, "anthropicTools").map((listing) => {
     const { $schema: _dialect, ...base } = listing.inputSchema;
-    const s = toAnthropicInputSchema(base);
-    if (s.schema.type !== "object") {
-      throw new ToolgateConfigError("E_ADAPTER_SCHEMA", `anthropicTools: tool ${JSON.stringify(listing.name)} has an input that is not an object; input_schema cannot describe it`);
+    const s = _objectRoot(base);
+    if (!s.ok) {
+      throw new ToolgateConfigError("E_ADAPTER_SCHEMA", `anthropicTools: tool ${JSON.stringify(listing.name)} has an input that is not an object (nor a union of objects); input_schema cannot describe it`);
     }
     if (s.problems.length > 0) options.onProblems?.(listing.name, s.problems);
     // A copy the caller owns: the listing's schemas are frozen and shared.

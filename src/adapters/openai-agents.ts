@@ -13,9 +13,9 @@ import { ToolgateConfigError } from "../errors.js";
 
 /** Options of {@link openAIAgentsTools}. */
 export interface OpenAIAgentsToolOptions extends AdapterOptions {
-  /** Send strict-mode schemas (the SDK's own default). Default `true`; a root strict mode cannot express falls back to non-strict. */
+  /** Send strict-mode schemas (the SDK's own default). Default `true`; a tool strict mode cannot take (a root that is not one object, a field that accepts any value) is sent non-strict. */
   readonly strict?: boolean;
-  /** Called once per tool whose strict mapping is inexact (the gate still enforces the full contract). */
+  /** Called once per tool whose definition is inexact (a strict mapping loosened, a root union flattened); the gate still enforces the full contract. */
   onProblems?(tool: string, problems: readonly string[]): void;
 }
 
@@ -31,7 +31,8 @@ type Details = { readonly toolCall?: { readonly callId: string }; readonly signa
  *
  * The SDK renames tools (`get-order` becomes `get_order`); each still calls the gate under its own
  * name. Rejects with ToolgateConfigError `E_ADAPTER_TOOLS` when two tools would get one SDK name,
- * and `E_ADAPTER_SCHEMA` for a tool whose input is not an object.
+ * and `E_ADAPTER_SCHEMA` for a tool whose input is not an object nor a union of objects (a union
+ * of objects is sent flattened into one object, non-strict, and reported through `onProblems`).
  *
  * Arguments that are not JSON never reach the gate: the SDK parses them before any tool runs and
  * answers the model with its own error text (and the loop session does not see that call).
@@ -45,7 +46,7 @@ export async function openAIAgentsTools(gate: Gate, options: OpenAIAgentsToolOpt
   const sdk = await import("@openai/agents");
   const tools = listings.map((listing) => {
     const p = _openAIParameters(listing, options.strict ?? true);
-    _requireObjectRoot(listing.name, p.parameters, "openAIAgentsTools");
+    _requireObjectRoot(listing.name, p, "openAIAgentsTools");
     if (p.problems.length > 0) options.onProblems?.(listing.name, p.problems);
     const name = listing.name;
     const run = async (input: string, details: Details): Promise<string> => {
@@ -89,11 +90,15 @@ export async function openAIAgentsTools(gate: Gate, options: OpenAIAgentsToolOpt
 /**
  * A `toolUseBehavior` that ends the run when the loop policy stops or escalates (the final
  * output is the decision as JSON), and otherwise lets the model run again. When the policy's
- * turn cap is reached the run ends the same way.
+ * turn cap is reached the run ends the same way: the run makes at most `maxTurns` model requests,
+ * also when the first one admitted no gate call.
  * @example new Agent({ name, tools: await openAIAgentsTools(gate, { session }), toolUseBehavior: loopToolUseBehavior(session) })
  */
 export function loopToolUseBehavior(session: LoopSession): ToolToFinalOutputFunction {
   return () => {
+    // A first turn that admitted no gate call (only another tool, or argument text the SDK
+    // answered itself) began no turn: it counts as turn 1 (never refused, maxTurns is at least 1).
+    if (session.outcome === undefined && session.turns === 0) session.beginTurn();
     const d = session.outcome ?? session.beginTurn();
     if (d === undefined) return { isFinalOutput: false, isInterrupted: undefined };
     return { isFinalOutput: true, isInterrupted: undefined, finalOutput: JSON.stringify(d) };

@@ -18,9 +18,9 @@ import type { ModelView } from "./model-view.js";
 
 /** Options of the OpenAI formats. */
 export interface OpenAIToolOptions extends AdapterOptions {
-  /** Send strict-mode definitions (`strict: true`). Default `true`; a root strict mode cannot express falls back to non-strict. */
+  /** Send strict-mode definitions (`strict: true`). Default `true`; a tool strict mode cannot take (a root that is not one object, a field that accepts any value) is sent non-strict. */
   readonly strict?: boolean;
-  /** Called once per tool whose strict mapping is inexact (the gate still enforces the full contract). */
+  /** Called once per tool whose definition is inexact (a strict mapping loosened, a root union flattened); the gate still enforces the full contract. */
   onProblems?(tool: string, problems: readonly string[]): void;
 }
 
@@ -37,7 +37,7 @@ export interface ResponsesToolAnswer extends GatedCall {
 function params(gate: Gate, options: OpenAIToolOptions, where: string): Array<{ listing: ToolListing; p: OpenAIParameters }> {
   return _selected(gate, options, where).map((listing) => {
     const p = _openAIParameters(listing, options.strict ?? true);
-    _requireObjectRoot(listing.name, p.parameters, where);
+    _requireObjectRoot(listing.name, p, where);
     if (p.problems.length > 0) options.onProblems?.(listing.name, p.problems);
     return { listing, p };
   });
@@ -63,8 +63,10 @@ function content(view: ModelView): string {
 }
 
 /**
- * Chat Completions tool definitions (`tools: [...]`) for the gate's tools. A tool whose input is
- * not an object throws ToolgateConfigError `E_ADAPTER_SCHEMA` (OpenAI takes only object parameters).
+ * Chat Completions tool definitions (`tools: [...]`) for the gate's tools. A root union of objects
+ * is sent flattened into one object, non-strict (reported through `onProblems`); a tool whose input
+ * is not an object nor a union of objects throws ToolgateConfigError `E_ADAPTER_SCHEMA` (OpenAI
+ * takes only object parameters).
  * @example
  * const completion = await openai.chat.completions.create({ model, messages, tools: openAIChatTools(gate) });
  */
@@ -102,8 +104,8 @@ export function toOpenAIChatToolMessage(toolCallId: string, view: ModelView): Ch
 }
 
 /**
- * Responses API function tool definitions. A tool whose input is not an object throws
- * ToolgateConfigError `E_ADAPTER_SCHEMA`.
+ * Responses API function tool definitions, as {@link openAIChatTools} builds them: a tool whose
+ * input is not an object nor a union of objects throws ToolgateConfigError `E_ADAPTER_SCHEMA`.
  * @example
  * const response = await openai.responses.create({ model, input, tools: openAIResponsesTools(gate) });
  */

@@ -49,6 +49,31 @@ export function toAnthropicInputSchema(inputSchema: JsonSchema): AnthropicInputS
   return { schema, problems };
 }
 
+/** Keywords OpenAI (`parameters`) and Anthropic (`input_schema`) refuse at the root of a tool's input. */
+const ROOT_REFUSED = ["anyOf", "oneOf", "allOf", "enum", "not"] as const;
+
+/** What {@link _objectRoot} returns: `ok` when `schema` is a root both providers take. */
+export interface ObjectRoot extends AnthropicInputSchema {
+  readonly ok: boolean;
+}
+
+/**
+ * A tool's input as a root the providers take (`type: "object"`, no top-level
+ * `anyOf`/`oneOf`/`allOf`/`enum`/`not`): the schema itself, or a root union of objects flattened
+ * by {@link toAnthropicInputSchema} (reported). `ok: false` when no object can be made: a root
+ * that is not an object, a union with a non-object branch (a nullable object). The check reads
+ * the final schema, not `type` alone. Internal: the adapters refuse such a tool when they build it.
+ */
+export function _objectRoot(inputSchema: JsonSchema): ObjectRoot {
+  const s = toAnthropicInputSchema(inputSchema);
+  return { ...s, ok: _isObjectRoot(s.schema) };
+}
+
+/** Whether the providers take this schema's root as it is: `type: "object"` and none of the refused keywords. Internal. */
+export function _isObjectRoot(schema: JsonSchema): boolean {
+  return schema.type === "object" && ROOT_REFUSED.every((k) => !(k in schema));
+}
+
 function flatten(branches: JsonSchema[], intersection: boolean): JsonSchema {
   const properties: Record<string, unknown> = {};
   for (const b of branches) {

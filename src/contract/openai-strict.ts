@@ -27,6 +27,13 @@ export interface OpenAIStrictSchema {
 }
 
 /**
+ * What a problem says of a sub-schema left without a type (`{}`, `z.any()`, `z.unknown()`, a node
+ * whose only keyword was removed): it accepts any value, and strict mode refuses a schema without
+ * a type there, so the adapters send such a tool without strict mode. Internal.
+ */
+export const _ANY_VALUE = "accepts any value; strict mode needs a type there";
+
+/**
  * String formats strict mode accepts; any other format is removed and reported.
  * @example OPENAI_STRICT_FORMATS.has("email") // true
  */
@@ -42,6 +49,9 @@ export const OPENAI_STRICT_UNSUPPORTED: ReadonlySet<string> = new Set([
   "maxProperties", "minProperties", "not", "patternProperties", "propertyNames", "unevaluatedItems",
   "unevaluatedProperties", "uniqueItems",
 ]);
+
+/** Keywords that give a node a type strict mode reads; a node without any of them accepts any value. */
+const TYPED = ["type", "anyOf", "$ref", "const", "enum"] as const;
 
 /** Annotations strict mode refuses or ignores; dropped without a problem (they change no verdict). */
 const DROPPED_ANNOTATIONS = ["$schema", "$id", "$comment", "default", "examples", "readOnly", "writeOnly"] as const;
@@ -81,7 +91,7 @@ export function toOpenAIStrict(inputSchema: JsonSchema): OpenAIStrictSchema {
 
 function strictNode(node: unknown, path: string, ctx: Ctx, depth: number): unknown {
   if (node === true || (isRecord(node) && Object.keys(node).every((k) => (DROPPED_ANNOTATIONS as readonly string[]).includes(k) || k === "description" || k === "title"))) {
-    ctx.problems.push(`${where(path)}: accepts any value; strict mode needs a type there`);
+    ctx.problems.push(`${where(path)}: ${_ANY_VALUE}`);
     return isRecord(node) ? dropAnnotations(node) : {};
   }
   if (!isRecord(node) || depth > 64) return node;
@@ -116,6 +126,8 @@ function strictNode(node: unknown, path: string, ctx: Ctx, depth: number): unkno
     s.items = strictNode(s.items, child(path, "*"), ctx, depth + 1);
   }
   if (isObjectSchema(s)) strictObject(s, path, ctx, depth);
+  // What is left after the removals (a `not` alone, an untyped `minLength`) may say no type either.
+  if (!TYPED.some((k) => k in s)) ctx.problems.push(`${where(path)}: ${_ANY_VALUE}`);
   return s;
 }
 

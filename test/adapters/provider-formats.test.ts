@@ -159,12 +159,14 @@ describe("schemas a target cannot express", () => {
   const echo = (input: z.ZodType) =>
     defineTool({ name: "echo", version: "1", description: "Echo", input, output: z.unknown(), effect: "read", execute: (v: unknown) => v });
 
-  it("OpenAI: a root union falls back to a non-strict definition and is reported", async () => {
+  it("OpenAI: a root union falls back to a non-strict definition of one flattened object (the API takes only an object root) and is reported", async () => {
     const gate = createGate({ tools: [echo(z.union([z.object({ a: z.string() }), z.object({ b: z.number() })]))] });
     const reported: Array<[string, readonly string[]]> = [];
     const [t] = openAIChatTools(gate, { onProblems: (tool, problems) => reported.push([tool, problems]) });
     expect(t!.function.strict).toBe(false);
+    expect(t!.function.parameters).toEqual({ type: "object", properties: { a: { type: "string" }, b: { type: "number" } }, additionalProperties: false });
     expect(reported).toHaveLength(1);
+    expect(reported[0]![1]).toContain("(root): top-level `anyOf` flattened into one object with every branch's fields optional; the runtime still enforces the union");
     expect(reported[0]![1].at(-1)).toBe("(root): sent without strict mode");
     const a = await answerOpenAIChatToolCall(gate, chatCall("u1", "echo", '{"b":2}'));
     expect(a.result).toMatchObject({ ok: true, data: { b: 2 } });
