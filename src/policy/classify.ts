@@ -66,10 +66,15 @@ export function defaultClassify(error: unknown): Classified {
     const kind: unknown = error.kind;
     if (typeof kind !== "string" || !KINDS.has(kind)) return { kind: "permanent" };
     const c: { -readonly [K in keyof Classified]: Classified[K] } = { kind: kind as FailureKind };
+    // Each field read once: a getter cannot pass the check with one value and deliver another.
     const message: unknown = error.message;
     if (typeof message === "string") c.message = message;
-    if (validWait(error.retryAfterMs)) c.retryAfterMs = Math.min(error.retryAfterMs, MAX_WAIT_MS);
-    if (kind === "rejected") c.effect = EFFECTS.has(error.effect) ? error.effect : "unknown";
+    const wait: unknown = error.retryAfterMs;
+    if (validWait(wait)) c.retryAfterMs = Math.min(wait, MAX_WAIT_MS);
+    if (kind === "rejected") {
+      const effect: unknown = error.effect;
+      c.effect = EFFECTS.has(effect) ? (effect as "none" | "applied" | "unknown") : "unknown";
+    }
     return c;
   }
   const code = field(error, "code");
@@ -127,9 +132,11 @@ function classifyOrThrow(error: unknown, custom: ((e: unknown) => Classification
   }
   if (c === undefined) return defaultClassify(error);
   if (typeof c === "string") return KINDS.has(c) ? { kind: c } : { kind: "permanent" };
-  if (typeof c === "object" && c !== null && KINDS.has(c.kind)) {
-    const ra = c.retryAfterMs;
-    return validWait(ra) ? { kind: c.kind, retryAfterMs: Math.min(ra, MAX_WAIT_MS) } : { kind: c.kind };
+  if (typeof c === "object" && c !== null) {
+    const kind: unknown = c.kind;
+    if (typeof kind !== "string" || !KINDS.has(kind)) return { kind: "permanent" };
+    const ra: unknown = c.retryAfterMs;
+    return validWait(ra) ? { kind: kind as FailureKind, retryAfterMs: Math.min(ra, MAX_WAIT_MS) } : { kind: kind as FailureKind };
   }
   return { kind: "permanent" };
 }

@@ -129,4 +129,28 @@ describe("hostile values", () => {
     // A message that is not a string is never shown: the situation's own message instead.
     expect(await write(() => ({ [BRAND]: true, kind: "rejected", message: { length: 3 }, effect: "none" }))).toMatchObject({ code: "REJECTED", message: "The request was rejected", effect: "none" });
   });
+
+  it("each field of a ToolError or a classification is read once: a getter cannot pass the check with one value and deliver another", async () => {
+    const BRAND = Symbol.for("toolgate.ToolError");
+    const flip = (first: unknown, then: unknown): PropertyDescriptor => {
+      let n = 0;
+      return { get: () => (n++ === 0 ? first : then), enumerable: true };
+    };
+    const branded = (props: Record<string, PropertyDescriptor>) => Object.defineProperties(Object.assign(new Error("x"), { [BRAND]: true }), props);
+    const once = (effect: "read" | "write", thrown: () => unknown) => createGate({ tools: [tool("t", effect, () => { throw thrown(); }, { retry: false })] }).call("t", {});
+    expect(await once("write", () => branded({ kind: { value: "rejected" }, effect: flip("none", "bogus") }))).toMatchObject({ code: "REJECTED", effect: "none" });
+    const wait = await once("read", () => branded({ kind: { value: "transient" }, retryAfterMs: flip(5, "soon") }));
+    expect(wait).toMatchObject({ code: "RETRYABLE", retryAfterMs: 5 });
+    // A tool's classify answering { kind } through a getter: one verdict per attempt, each attempt heard.
+    const events: string[] = [];
+    const classified = tool("c", "read", () => { throw new Error("x"); }, {
+      classify: () => {
+        let n = 0;
+        return { get kind() { return n++ % 2 === 0 ? "transient" : "bogus"; } };
+      },
+    });
+    const gate = createGate({ tools: [classified], retry: { attempts: 2, baseMs: 1, capMs: 1 }, onAttempt: (e) => void events.push(`${e.attempt}:${e.outcome}`) });
+    expect(await gate.call("c", {})).toMatchObject({ code: "RETRYABLE", meta: { attempts: 2 } });
+    expect(events).toEqual(["1:transient", "2:transient"]);
+  });
 });
