@@ -44,10 +44,18 @@ function log(line: string): void {
   process.stderr.write(`toolgate proxy: ${line}\n`);
 }
 
+/** An HTTP header name (RFC 9110 token); a value may hold neither CR, LF, NUL nor a character fetch cannot send (above U+00FF). */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
 function parseHeader(h: string): [string, string] {
   const i = h.indexOf(":");
   if (i <= 0 || h.slice(i + 1).trim() === "") throw new CliError("E_USAGE", `--upstream-header expects "Name: value", got ${JSON.stringify(h)}`);
-  return [h.slice(0, i).trim(), h.slice(i + 1).trim()];
+  const name = h.slice(0, i).trim();
+  const value = h.slice(i + 1).trim();
+  // Checked here, or fetch refuses it at each connection and the proxy reports a dead upstream (exit 1).
+  if (!HEADER_NAME.test(name)) throw new CliError("E_USAGE", `--upstream-header: ${JSON.stringify(name)} is not a valid header name`);
+  if (/[\r\n\0]|[^\0-\xff]/.test(value)) throw new CliError("E_USAGE", `--upstream-header ${name}: the value must not contain CR, LF, NUL or a character above U+00FF`);
+  return [name, value];
 }
 
 function envToken(flag: string, name: string): string {

@@ -25,6 +25,7 @@ import type { Upstream } from "./upstream.js";
 
 const MSG = {
   changed: "The tool's definition changed since it was pinned; an operator must re-approve it (toolgate proxy --update-lock)",
+  changedUnlocked: "The tool's definition changed since the proxy started; it is refused until the proxy restarts",
   unpinned: "The tool is not pinned in the lock file; an operator must approve it (toolgate proxy --update-lock)",
   duplicate: "The upstream lists this tool more than once; it is not served until the upstream lists it once",
   removed: "The upstream no longer offers this tool",
@@ -71,12 +72,20 @@ export interface AdmissionState {
   readonly versions: ReadonlyMap<string, string>;
   readonly buckets: ReadonlyMap<string, Bucket>;
   readonly upstream: Upstream;
+  /** Whether the pins come from a lock file; without one, a changed tool's fix is a restart, not `--update-lock`. */
+  readonly locked: boolean;
+}
+
+/** The DENIED message of a tool refused by its pin (or listed twice, or removed), else undefined. */
+export function deniedMessage(s: Pick<AdmissionState, "refused" | "locked">, name: string): string | undefined {
+  const why = s.refused.get(name);
+  if (why === "changed" && !s.locked) return MSG.changedUnlocked;
+  return why === undefined ? undefined : DENIED_MESSAGE.get(why);
 }
 
 /** DENIED for a tool refused by its pin (or listed twice), else undefined. */
 export function deniedFor(s: AdmissionState, name: string, callId: string): ToolFailure | undefined {
-  const why = s.refused.get(name);
-  const message = why === undefined ? undefined : DENIED_MESSAGE.get(why);
+  const message = deniedMessage(s, name);
   return message === undefined ? undefined : failure(name, s.versions.get(name) ?? "", callId, "DENIED", message);
 }
 

@@ -55,9 +55,12 @@ export type ToolPolicy = z.infer<typeof ToolPolicySchema>;
 /** The proxy configuration. */
 export type ProxyConfig = z.infer<typeof ProxyConfigSchema>;
 
+/** The config problems named one by one; the rest are counted. */
+const MAX_LISTED_ISSUES = 10;
+
 /**
- * Check a configuration value. Throws {@link ToolgateConfigError} `E_PROXY_CONFIG` listing every
- * problem with its path.
+ * Check a configuration value. Throws {@link ToolgateConfigError} `E_PROXY_CONFIG` listing the first
+ * 10 problems with their paths and counting the rest.
  * @example parseProxyConfig({ tools: { echo: { effect: "read", retries: 2 } } })
  */
 export function parseProxyConfig(value: unknown, source = "config"): ProxyConfig {
@@ -68,8 +71,10 @@ export function parseProxyConfig(value: unknown, source = "config"): ProxyConfig
   }
   const r = ProxyConfigSchema.safeParse(value);
   if (r.success) return r.data;
-  const lines = r.error.issues.slice(0, 10).map((i) => `${[source, ...i.path.map(String)].join(".")}: ${i.message}`);
-  throw new ToolgateConfigError("E_PROXY_CONFIG", lines.join("; "));
+  const lines = r.error.issues.slice(0, MAX_LISTED_ISSUES).map((i) => `${[source, ...i.path.map(String)].join(".")}: ${i.message}`);
+  // Never cut silently: the problems past the first ones are counted.
+  const more = r.error.issues.length - MAX_LISTED_ISSUES;
+  throw new ToolgateConfigError("E_PROXY_CONFIG", lines.join("; ") + (more > 0 ? `; (+${more} more)` : ""));
 }
 
 /** Read and check a JSON configuration file. Throws `E_PROXY_CONFIG`. */

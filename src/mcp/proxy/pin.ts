@@ -26,17 +26,43 @@ export interface LockFile {
   readonly tools: Readonly<Record<string, string>>;
 }
 
-/** JSON with object keys sorted at every depth: the same definition always hashes the same. */
+/** Text to write as it is (the stack of {@link canonicalJson} holds these and values to write). */
+class Text {
+  constructor(readonly text: string) {}
+}
+
+/**
+ * JSON with object keys sorted at every depth: the same definition always hashes the same. Written
+ * with a stack of its own, not by recursion, so any depth JSON can carry is hashed (an upstream's
+ * definition nested thousands of levels deep must not overflow the call stack).
+ */
 export function canonicalJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(",")}]`;
-  if (typeof v === "object" && v !== null) {
-    const keys = Object.keys(v).sort();
-    return `{${keys
-      .filter((k) => (v as Record<string, unknown>)[k] !== undefined)
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((v as Record<string, unknown>)[k])}`)
-      .join(",")}}`;
+  const out: string[] = [];
+  const todo: unknown[] = [v]; // popped from the end: pushed in reverse order of writing
+  while (todo.length > 0) {
+    const x = todo.pop();
+    if (x instanceof Text) out.push(x.text);
+    else if (Array.isArray(x)) {
+      todo.push(new Text("]"));
+      for (let i = x.length - 1; i >= 0; i--) {
+        todo.push(x[i]);
+        if (i > 0) todo.push(new Text(","));
+      }
+      out.push("[");
+    } else if (typeof x === "object" && x !== null) {
+      const o = x as Record<string, unknown>;
+      const keys = Object.keys(o)
+        .sort()
+        .filter((k) => o[k] !== undefined);
+      todo.push(new Text("}"));
+      for (let i = keys.length - 1; i >= 0; i--) {
+        todo.push(o[keys[i]!]);
+        todo.push(new Text(`${i > 0 ? "," : ""}${JSON.stringify(keys[i])}:`));
+      }
+      out.push("{");
+    } else out.push(JSON.stringify(x) ?? "null");
   }
-  return JSON.stringify(v) ?? "null";
+  return out.join("");
 }
 
 /**

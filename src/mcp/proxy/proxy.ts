@@ -16,9 +16,11 @@ import { _createMcpServer } from "../server.js";
 import { toMcpTool, type McpTool } from "../listing.js";
 import { CALL_META_KEY, PROXIED_META_KEY, type McpToolResult } from "../result.js";
 import { ajvStandardSchema, createAjvCompilers, type AjvCompilers } from "./ajv.js";
-import { checkPin, hashTool, lockChanges, readLock, writeLock, type LockFile } from "./pin.js";
+import { checkPin, lockChanges, readLock, writeLock, type LockFile } from "./pin.js";
 import { createUpstream, UpstreamError, type InvalidTool, type Upstream, type UpstreamSpec } from "./upstream.js";
-import { admissionGate, deniedFor, DUPLICATE, PLACEHOLDER_TOOL, REMOVED, type AdmissionState } from "./admission.js";
+import { admissionGate, deniedFor, deniedMessage, DUPLICATE, PLACEHOLDER_TOOL, type AdmissionState } from "./admission.js";
+import { hashOf, nameCounts, recheckTools, versionOf, type PinState } from "./relist.js";
+import { denied } from "../../errors.js";
 import { tokenBucket, type Bucket } from "./rate.js";
 import type { ProxyConfig } from "./config.js";
 import { outputSchemaFor } from "./output.js";
@@ -90,8 +92,10 @@ export interface Proxy {
   close(): Promise<void>;
 }
 
-/** A tool's `version` in envelopes: the first 12 hex digits of its pin hash. */
-const versionOf = (t: SdkTool): string => hashTool(t).slice(7, 19);
+/** Why a tool whose definition cannot be hashed (so cannot be pinned) is not served. */
+const UNHASHABLE = "its definition cannot be hashed, so it cannot be pinned";
+/** The DENIED message of a served tool refused for a reason without one of its own. */
+const NOT_SERVED = "The proxy no longer serves this tool";
 
 interface Built {
   readonly tool: AnyTool;
@@ -99,8 +103,14 @@ interface Built {
   readonly listing: SdkTool;
 }
 
-function buildTool(t: SdkTool, config: ProxyConfig, ajv: AjvCompilers, upstream: Upstream): Built | { reason: string } {
-  const policy = config.tools?.[t.name] ?? {};
+/** What a built tool reads of the proxy: its upstream, and why the tool is refused now (a DENIED message), if it is. */
+interface ToolLinks {
+  readonly upstream: Upstream;
+  refusedNow(name: string): string | undefined;
+}
+
+function buildTool(t: SdkTool, hash: string, config: ProxyConfig, ajv: AjvCompilers, links: ToolLinks): Built | { reason: string } {
+  const policy = policyOf(config, t.name) ?? {};
   const defaults = config.defaults ?? {};
   const input = ajv.compile(t.inputSchema as Record<string, unknown>);
   if (!input.ok) return { reason: `its inputSchema does not compile (${input.reason})` };
@@ -112,7 +122,7 @@ function buildTool(t: SdkTool, config: ProxyConfig, ajv: AjvCompilers, upstream:
   try {
     const tool = defineTool({
       name: t.name,
-      version: versionOf(t),
+      version: versionOf(hash),
       description: t.description !== undefined && t.description.length > 0 ? t.description : t.name,
       input: ajvStandardSchema(t.inputSchema as Record<string, unknown>, input.validate),
       output: output.schema,
@@ -122,14 +132,19 @@ function buildTool(t: SdkTool, config: ProxyConfig, ajv: AjvCompilers, upstream:
       ...(concurrency !== undefined ? { concurrency } : {}),
       retry: effect === "read" ? { attempts: 1 + (policy.retries ?? 2) } : false,
       classify: (e) => (e instanceof UpstreamError ? (e.transient ? { kind: "transient", ...(e.retryAfterMs !== undefined ? { retryAfterMs: e.retryAfterMs } : {}) } : "permanent") : undefined),
-      // One promise per call (no async function around it): the upstream's answer, or its tool error thrown.
-      execute: (args, ctx) =>
-        upstream.call(t.name, args, forwardMeta(ctx.meta), onAttemptAbort(ctx), timeoutMs).then((result) => {
+      // One promise per attempt (no async function around it): the upstream's answer, or its tool
+      // error thrown. A tool refused since the call was admitted (a retry after a restart that
+      // re-listed it changed) gets no further attempt: DENIED, nothing sent.
+      execute: (args, ctx) => {
+        const refusal = links.refusedNow(t.name);
+        if (refusal !== undefined) return Promise.reject(denied(refusal));
+        return links.upstream.call(t.name, args, forwardMeta(ctx.meta), onAttemptAbort(ctx), timeoutMs).then((result) => {
           if (result.isError === true) throw upstreamToolError(result, effect);
           return result;
-        }),
+        });
+      },
     });
-    return { tool, hash: hashTool(t), listing: t };
+    return { tool, hash, listing: t };
   } catch (e) {
     return { reason: e instanceof Error ? e.message : String(e) };
   }
@@ -150,7 +165,11 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
   const refused = new Map<string, string>();
   const pinned = new Map<string, string>();
   const versions = new Map<string, string>();
+  const locked = options.lockPath !== undefined;
   let rebuildList: (() => void) | undefined;
+  /** Set once the start-up pins are: from then on every listing is checked against them. */
+  let checks: PinState | undefined;
+  let pending: { list: readonly SdkTool[]; invalid: readonly InvalidTool[] } | undefined;
   const upstream = createUpstream(options.upstream, {
     ...(config.restart?.initialDelayMs !== undefined ? { initialDelayMs: config.restart.initialDelayMs } : {}),
     ...(config.restart?.maxDelayMs !== undefined ? { maxDelayMs: config.restart.maxDelayMs } : {}),
@@ -158,42 +177,14 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
     ...(options.connectTimeoutMs !== undefined ? { connectTimeoutMs: options.connectTimeoutMs } : {}),
     ...(options.startAttempts !== undefined ? { startAttempts: options.startAttempts } : {}),
     onLog: (l) => options.onLog?.(l), // the upstream scrubs its own lines
+    // A listing that arrives before the pins are set (right after the first tools/list) is kept and
+    // checked once they are, before anything is served: no change slips through that window.
     onTools: (list, invalid) => {
-      // A served tool whose definition changed, is listed twice, or is no longer a valid tool is refused from now on.
-      const counts = nameCounts(list, invalid);
-      const changed = (name: string, why: string): void => {
-        if (!pinned.has(name) || refused.get(name) === "changed") return;
-        refused.set(name, "changed");
-        log(`tool ${name}: ${why}; refused until --update-lock`);
-      };
-      for (const t of list) {
-        const pin = pinned.get(t.name);
-        if (pin === undefined) continue;
-        if ((counts.get(t.name) ?? 0) > 1) changed(t.name, DUPLICATE);
-        else if (pin !== hashTool(t)) {
-          changed(t.name, "definition changed since it was pinned");
-          versions.set(t.name, versionOf(t)); // DENIED names the refused definition
-        }
+      if (checks === undefined) pending = { list, invalid };
+      else {
+        recheckTools(checks, list, invalid);
+        rebuildList?.();
       }
-      for (const bad of invalid) if (bad.name !== undefined) changed(bad.name, "definition is no longer a valid MCP tool");
-      // A served tool the list no longer has is refused (it is not offered; its calls would fail
-      // upstream as unknown); one that comes back with its pinned definition is served again.
-      for (const name of pinned.keys()) {
-        const why = refused.get(name);
-        if (!counts.has(name)) {
-          if (why === undefined) {
-            refused.set(name, REMOVED);
-            log(`tool ${name}: no longer offered by the upstream; refused`);
-          }
-        } else if (why === REMOVED) {
-          const t = list.find((x) => x.name === name);
-          if (t !== undefined && (counts.get(name) ?? 0) === 1 && pinned.get(name) === hashTool(t)) {
-            refused.delete(name);
-            log(`tool ${name}: offered again by the upstream; served`);
-          }
-        }
-      }
-      rebuildList?.();
     },
   });
   const tools = await upstream.start();
@@ -205,13 +196,19 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
     const lock: LockFile | undefined = options.lockPath === undefined ? undefined : await readLock(options.lockPath);
     const counts = nameCounts(tools, invalid);
     const offered = new Set(counts.keys());
-    for (const t of tools) if (!versions.has(t.name)) versions.set(t.name, versionOf(t));
+    // Each tool hashed on its own: one that cannot be hashed is refused alone, never the start-up.
+    const hashes = new Map<SdkTool, string | undefined>(tools.map((t) => [t, hashOf(t)]));
+    for (const t of tools) {
+      const h = hashes.get(t);
+      if (h !== undefined && !versions.has(t.name)) versions.set(t.name, versionOf(h));
+    }
     for (const bad of invalid) {
       if (bad.name !== undefined && exposed(bad.name) && (counts.get(bad.name) ?? 0) === 1) refused.set(bad.name, bad.reason);
     }
     const ajv = createAjvCompilers();
     const built: Built[] = [];
-    const pins: Record<string, string> = {};
+    const lockPins: Record<string, string> = {};
+    const links: ToolLinks = { upstream, refusedNow: (name) => (refused.has(name) ? (deniedMessage({ refused, locked }, name) ?? NOT_SERVED) : undefined) };
     for (const t of tools) {
       if (!exposed(t.name)) continue; // not exposed at all
       if ((counts.get(t.name) ?? 0) > 1) {
@@ -219,16 +216,22 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
         refused.set(t.name, DUPLICATE);
         continue;
       }
-      pins[t.name] = hashTool(t);
+      const hash = hashes.get(t);
+      if (hash === undefined) {
+        refused.set(t.name, UNHASHABLE);
+        log(`tool ${t.name}: not served: ${UNHASHABLE}`);
+        continue;
+      }
+      setOwn(lockPins, t.name, hash); // a tool named __proto__ is pinned like any other
       if (lock !== undefined && options.updateLock !== true) {
-        const v = checkPin(lock, t.name, hashTool(t));
+        const v = checkPin(lock, t.name, hash);
         if (!v.ok) {
           refused.set(t.name, v.reason);
           log(`tool ${t.name}: ${v.reason === "changed" ? "definition changed since it was pinned" : "not pinned"}; refused until --update-lock`);
           continue;
         }
       }
-      const b = buildTool(t, config, ajv, upstream);
+      const b = buildTool(t, hash, config, ajv, links);
       if ("reason" in b) {
         refused.set(t.name, b.reason);
         log(`tool ${t.name}: not served: ${b.reason}`);
@@ -249,7 +252,7 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
     });
     const buckets = new Map<string, Bucket>();
     for (const b of built) {
-      const rl = config.tools?.[b.tool.name]?.rateLimit ?? config.defaults?.rateLimit;
+      const rl = policyOf(config, b.tool.name)?.rateLimit ?? config.defaults?.rateLimit;
       if (rl !== undefined) buckets.set(b.tool.name, tokenBucket(rl));
     }
     let listing: McpTool[] = [];
@@ -267,19 +270,23 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
       if (JSON.stringify(listing.map((t) => t.name)) === before) return;
       for (const s of servers) s.sendToolListChanged().catch(() => undefined); // a client gone meanwhile
     };
+    // The pins are set: check the listing that came meanwhile, if any, before anything is served.
+    checks = { refused, pinned, versions, locked, log };
+    if (pending !== undefined) recheckTools(checks, pending.list, pending.invalid);
+    pending = undefined;
     rebuildList();
-    const state: AdmissionState = { refused, versions, buckets, upstream };
+    const state: AdmissionState = { refused, versions, buckets, upstream, locked };
     const admitted = admissionGate(gate, built.map((b) => b.tool), limits, state);
     const served = options.instrument === undefined ? admitted : instrumented(options.instrument.call(options, admitted));
     // Pins are written last: a proxy that cannot start (a bad instrument) leaves the lock file as it was.
     if (options.lockPath !== undefined && (lock === undefined || options.updateLock === true)) {
       if (lock !== undefined) {
-        const diff = lockChanges(lock.tools, pins);
+        const diff = lockChanges(lock.tools, lockPins);
         for (const line of diff) log(`lock: ${line}`);
         if (diff.length === 0) log("lock: no tool changed");
       }
-      await writeLock(options.lockPath, { version: 1, tools: pins });
-      log(`pinned ${Object.keys(pins).length} tool(s) in ${options.lockPath}`);
+      await writeLock(options.lockPath, { version: 1, tools: lockPins });
+      log(`pinned ${Object.keys(lockPins).length} tool(s) in ${options.lockPath}`);
     }
     const before = (name: string, callId: string) => deniedFor(state, name, callId);
     // The upstream's result with toolgate's envelope meta under _meta. Its own _meta passes through,
@@ -323,11 +330,9 @@ export async function createProxy(options: ProxyOptions): Promise<Proxy> {
   }
 }
 
-/** How often each name occurs in a tool list, valid or not. */
-function nameCounts(tools: readonly SdkTool[], invalid: readonly InvalidTool[]): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const name of [...tools.map((t) => t.name), ...invalid.flatMap((b) => (b.name === undefined ? [] : [b.name]))]) counts.set(name, (counts.get(name) ?? 0) + 1);
-  return counts;
+/** A tool's own policy (an own key only: a tool named `constructor` has none unless the config gives it one). */
+function policyOf(config: ProxyConfig, name: string): NonNullable<ProxyConfig["tools"]>[string] | undefined {
+  return config.tools !== undefined && Object.hasOwn(config.tools, name) ? config.tools[name] : undefined;
 }
 
 function definedOnly<T extends object>(o: T): { [K in keyof T]: Exclude<T[K], undefined> } {

@@ -25,14 +25,39 @@ export interface Listing {
   readonly invalid: InvalidTool[];
 }
 
+/**
+ * The deepest a tool definition may nest (arrays and objects, counted from the entry itself): as
+ * deep as a result the proxy passes on. Far beyond any real schema; a deeper one is refused as an
+ * invalid tool on its own before anything walks it (hashing, Ajv, the listing).
+ */
+export const MAX_DEFINITION_DEPTH = 1_000;
+
+/** Whether `v` nests more than `max` arrays and objects (walked with a stack of its own, never recursion). */
+export function nestsDeeperThan(v: unknown, max: number): boolean {
+  const todo: Array<[unknown, number]> = [[v, 1]];
+  while (todo.length > 0) {
+    const [x, depth] = todo.pop()!;
+    if (typeof x !== "object" || x === null) continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(x) ? x : Object.values(x)) if (typeof child === "object" && child !== null) todo.push([child, depth + 1]);
+  }
+  return false;
+}
+
 /** Check each listed tool on its own. */
 export function checkTools(entries: readonly unknown[], into: Listing): void {
   for (const entry of entries) {
+    if (nestsDeeperThan(entry, MAX_DEFINITION_DEPTH)) {
+      into.invalid.push({ name: nameOf(entry), reason: `not a valid MCP tool definition (it nests deeper than ${MAX_DEFINITION_DEPTH} levels)` });
+      continue;
+    }
     const r = ToolSchema.safeParse(entry);
     if (r.success) into.tools.push(r.data);
-    else {
-      const name = typeof entry === "object" && entry !== null && typeof (entry as { name?: unknown }).name === "string" ? (entry as { name: string }).name : undefined;
-      into.invalid.push({ name, reason: `not a valid MCP tool definition (${zodSummary(r.error.issues)})` });
-    }
+    else into.invalid.push({ name: nameOf(entry), reason: `not a valid MCP tool definition (${zodSummary(r.error.issues)})` });
   }
+}
+
+/** A listed entry's `name` when that is a string. */
+function nameOf(entry: unknown): string | undefined {
+  return typeof entry === "object" && entry !== null && typeof (entry as { name?: unknown }).name === "string" ? (entry as { name: string }).name : undefined;
 }

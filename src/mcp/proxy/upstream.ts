@@ -71,7 +71,12 @@ export interface Upstream {
 const LooseResult = z.object({}).loose();
 
 /** A fresh connection: its tool list, its client and the calls' lane. */
-type Connected = Listing & { client: Client; lane: RequestLane | undefined };
+type Connected = Listing & {
+  client: Client;
+  lane: RequestLane | undefined;
+  /** Called once the connection is adopted: re-lists if a `list_changed` came before that. */
+  adopted(): void;
+};
 
 /** The most `tools/list` pages read from an upstream (a server that pages forever must not hang the proxy). */
 const MAX_LIST_PAGES = 1_000;
@@ -145,12 +150,13 @@ export function createUpstream(spec: UpstreamSpec, options: UpstreamOptions = {}
     return t;
   };
 
-  const listAll = async (c: Client): Promise<Listing> => {
+  /** Every page of `tools/list`, all of them by `deadline` (one budget for the whole list, not one per page). */
+  const listAll = async (c: Client, deadline: number): Promise<Listing> => {
     const out: Listing = { tools: [], invalid: [] };
     let cursor: string | undefined;
     for (let page = 0; page < MAX_LIST_PAGES; page++) {
       const params = cursor === undefined ? {} : { cursor };
-      const r = await c.request({ method: "tools/list", params }, LooseToolList, { timeout: connectTimeoutMs });
+      const r = await c.request({ method: "tools/list", params }, LooseToolList, { timeout: timeLeft(deadline) });
       checkTools(r.tools, out);
       cursor = r.nextCursor;
       if (cursor === undefined) break;
@@ -189,21 +195,39 @@ export function createUpstream(spec: UpstreamSpec, options: UpstreamOptions = {}
       log(`upstream ${describe(spec)} closed; restarting`);
       schedule();
     };
+    const relist = async (): Promise<void> => {
+      let fresh: Listing;
+      try {
+        fresh = await listAll(c, Date.now() + connectTimeoutMs);
+      } catch (e) {
+        log(`upstream tools/list after list_changed failed: ${errorText(e, 200)}`);
+        return;
+      }
+      if (client !== c) return; // a connection since replaced: its list is no longer the upstream's
+      invalid = fresh.invalid;
+      checkListing(c, fresh);
+    };
+    // Listened to from the start: a list_changed sent right after the first tools/list answer (in
+    // the same read, before that answer's await resumes) is not lost, but re-listed once adopted.
+    let adopted = false;
+    let missed = false;
+    c.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      if (adopted) return relist();
+      missed = true;
+      return Promise.resolve();
+    });
     const transport = transportFor();
+    // One deadline for the attempt: connect, initialize and every page of the list.
+    const deadline = Date.now() + connectTimeoutMs;
     try {
       await c.connect(transport, { timeout: connectTimeoutMs });
-      const tools = await listAll(c);
-      c.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
-        try {
-          const fresh = await listAll(c);
-          invalid = fresh.invalid;
-          options.onTools?.(fresh.tools, fresh.invalid);
-        } catch (e) {
-          log(`upstream tools/list after list_changed failed: ${errorText(e, 200)}`);
-        }
-      });
+      const tools = await listAll(c, deadline);
+      const markAdopted = (): void => {
+        adopted = true;
+        if (missed) void relist();
+      };
       // Calls go on the lane from now on (./request-lane.ts); the client keeps everything else.
-      return { ...tools, client: c, lane: openRequestLane(transport) };
+      return { ...tools, client: c, lane: openRequestLane(transport), adopted: markAdopted };
     } catch (e) {
       await c.close().catch(() => undefined);
       throw e;
@@ -229,31 +253,52 @@ export function createUpstream(spec: UpstreamSpec, options: UpstreamOptions = {}
     timer.unref();
   };
 
+  /**
+   * Hand a connection's list to `onTools`. Should that throw, the list was not checked: the
+   * connection is closed (and restarted with backoff) rather than served unchecked.
+   */
+  const checkListing = (c: Client, listing: Listing): void => {
+    try {
+      options.onTools?.(listing.tools, listing.invalid);
+    } catch (e) {
+      log(`upstream tools could not be checked (${errorText(e, 200)}); connection closed`);
+      void c.close().catch(() => undefined);
+    }
+  };
+
   const adopt = (tools: Connected): void => {
+    // Never two live connections: one still held (it should not be) is closed, not leaked.
+    const old = client;
+    if (old !== undefined && old !== tools.client) void old.close().catch(() => undefined);
     client = tools.client;
     lane = tools.lane;
     invalid = tools.invalid;
     state = "up";
     connectedAt = Date.now();
     startCount++;
+    tools.adopted();
   };
 
   const attempt = async (): Promise<void> => {
     if (state === "closed") return;
+    let tools: Connected;
     try {
-      const tools = await connectOnce();
-      if ((state as string) === "closed") {
-        await tools.client.close();
-        return;
-      }
-      adopt(tools);
-      log(`upstream ${describe(spec)} restarted`);
-      options.onTools?.(tools.tools, tools.invalid);
+      tools = await connectOnce();
     } catch (e) {
       failures++;
       log(`upstream restart failed: ${errorText(e, 200)}`);
       schedule();
+      return;
     }
+    if ((state as string) === "closed") {
+      await tools.client.close().catch(() => undefined);
+      return;
+    }
+    // Adopted first, then checked: a check that fails closes this connection (its onclose
+    // schedules the next one), so no connection is ever left open behind another.
+    adopt(tools);
+    log(`upstream ${describe(spec)} restarted`);
+    checkListing(tools.client, tools);
   };
 
   return {
@@ -317,6 +362,11 @@ async function callThroughClient(c: Client, params: Record<string, unknown>, sig
     if (signal.aborted) throw signal.reason;
     throw new UpstreamError("closed", "upstream transport failed during the call");
   }
+}
+
+/** Milliseconds left until `deadline` (at least 1, so a spent budget times out at once rather than never). */
+function timeLeft(deadline: number): number {
+  return Math.min(MAX_TIMER_MS, Math.max(1, deadline - Date.now()));
 }
 
 /** An AbortSignal fed by an abort hook. */
