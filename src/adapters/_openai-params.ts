@@ -15,6 +15,8 @@ export interface OpenAIParameters {
   readonly parameters: JsonSchema;
   /** Whether `parameters` has a root OpenAI takes (`type: "object"`, no top-level union); see {@link _requireObjectRoot}. */
   readonly objectRoot: boolean;
+  /** Why no object root could be made (the contract module's problems), when `objectRoot` is false. */
+  readonly refusal?: string;
   /** Whether the definition is sent with `strict: true`. */
   readonly strict: boolean;
   /** Map the model's arguments back to the tool's own shape, before the gate validates them. */
@@ -62,7 +64,14 @@ function compute(listing: ToolListing, strict: boolean): OpenAIParameters {
   // The plain schema, a root union of objects flattened into one object (the gate still enforces the union).
   const plain = _objectRoot(withoutDialect(listing.inputSchema));
   const fallback = strict ? ["(root): sent without strict mode"] : [];
-  return { parameters: plain.schema, objectRoot: plain.ok, strict: false, mapArgs: asIs, problems: [...why, ...plain.problems, ...fallback] };
+  return {
+    parameters: plain.schema,
+    objectRoot: plain.ok,
+    ...(plain.ok ? {} : { refusal: plain.problems.join("; ") }),
+    strict: false,
+    mapArgs: asIs,
+    problems: [...why, ...plain.problems, ...fallback],
+  };
 }
 
 /**
@@ -71,10 +80,10 @@ function compute(listing: ToolListing, strict: boolean): OpenAIParameters {
  * are built, as `anthropicTools` does, rather than sent for the API to reject the whole request.
  * Throws ToolgateConfigError `E_ADAPTER_SCHEMA`.
  */
-export function _requireObjectRoot(name: string, p: Pick<OpenAIParameters, "objectRoot">, where: string, target = "OpenAI function parameters"): void {
+export function _requireObjectRoot(name: string, p: Pick<OpenAIParameters, "objectRoot" | "refusal">, where: string, target = "OpenAI function parameters"): void {
   if (p.objectRoot) return;
   throw new ToolgateConfigError(
     "E_ADAPTER_SCHEMA",
-    `${where}: tool ${JSON.stringify(name)} has an input that is not an object (nor a union of objects); ${target} cannot describe it`,
+    `${where}: tool ${JSON.stringify(name)} has an input that is not an object (nor a union of objects); ${target} cannot describe it${p.refusal === undefined ? "" : ` (${p.refusal})`}`,
   );
 }

@@ -92,7 +92,7 @@ export function aiSdkTools(gate: Gate, options: AiSdkToolOptions = {}): Record<s
       const tool = gate.tool(name);
       const draft07 = tool === undefined ? undefined : advertisedInput(tool, "draft-07");
       const root = _objectRoot(draft07?.ok === true ? draft07.schema : listing.inputSchema);
-      _requireObjectRoot(name, { objectRoot: root.ok }, "aiSdkTools", PROVIDERS);
+      _requireObjectRoot(name, { objectRoot: root.ok, ...(root.ok ? {} : { refusal: root.problems.join("; ") }) }, "aiSdkTools", PROVIDERS);
       schema = root.schema;
       problems = root.problems;
     }

@@ -34,7 +34,7 @@ export function anthropicTools(gate: Gate, options: AnthropicToolOptions = {}): 
     const { $schema: _dialect, ...base } = listing.inputSchema;
     const s = _objectRoot(base);
     if (!s.ok) {
-      throw new ToolgateConfigError("E_ADAPTER_SCHEMA", `anthropicTools: tool ${JSON.stringify(listing.name)} has an input that is not an object (nor a union of objects); input_schema cannot describe it`);
+      throw new ToolgateConfigError("E_ADAPTER_SCHEMA", `anthropicTools: tool ${JSON.stringify(listing.name)} has an input that is not an object (nor a union of objects); input_schema cannot describe it (${s.problems.join("; ")})`);
     }
     if (s.problems.length > 0) options.onProblems?.(listing.name, s.problems);
     // A copy the caller owns: the listing's schemas are frozen and shared.

@@ -93,6 +93,37 @@ describe("every adapter sends an object root or refuses the tool when it is buil
     }
   });
 
+  it("a union nested in a union (a.or(b).or(c)) is flattened too, with every leaf's fields", async () => {
+    const input = z.object({ orderId: z.string() }).or(z.object({ email: z.string() })).or(z.object({ phone: z.string() }));
+    const gate = createGate({ tools: [echo("find_customer", input)] });
+    expect(JSON.stringify(gate.list()[0]!.inputSchema)).toContain('"anyOf":[{"anyOf":[');
+    for (const s of await sent(gate)) {
+      expect({ via: s.via, rootOk: rootOk(s.schema), strict: s.strict }).toEqual({ via: s.via, rootOk: true, strict: false });
+      expect(Object.keys((s.schema as Node).properties as Node), s.via).toEqual(["orderId", "email", "phone"]);
+      expect((s.schema as Node).required, s.via).toBeUndefined();
+      expect(s.problems, s.via).toContainEqual(expect.stringMatching(/^\(root\): top-level `anyOf` flattened into one object/));
+    }
+  });
+
+  it("an object behind a root $ref (z.object().meta({ id })) is sent as that object, its $defs kept for inner refs", async () => {
+    const Thing: z.ZodType = z.object({ name: z.string(), parts: z.array(z.lazy(() => Thing)).optional() }).meta({ id: "Thing" });
+    const gate = createGate({ tools: [echo("thing", Thing)] });
+    expect(gate.list()[0]!.inputSchema.$ref).toBe("#/$defs/Thing");
+    for (const s of await sent(gate)) {
+      const schema = s.schema as Node;
+      expect({ via: s.via, rootOk: rootOk(schema), $ref: schema.$ref }).toEqual({ via: s.via, rootOk: true, $ref: undefined });
+      expect(Object.keys(schema.properties as Node), s.via).toEqual(["name", "parts"]);
+      expect(schema.required, s.via).toEqual(["name"]);
+      // The inner ref still resolves: the root's $defs (or draft-07 definitions, for the AI SDK) came along.
+      const defs = (schema.$defs ?? schema.definitions) as Node;
+      expect(Object.keys(defs), s.via).toContain("Thing");
+      expect(s.problems.filter((p) => p.includes("flattened")), s.via).toEqual([]);
+    }
+    const call = (args: string) => answerOpenAIChatToolCall(gate, { id: "c", type: "function", function: { name: "thing", arguments: args } });
+    expect((await call('{"name":"a","parts":[{"name":"b"}]}')).result).toMatchObject({ ok: true });
+    expect((await call('{"parts":[]}')).result).toMatchObject({ ok: false, code: "INVALID_INPUT" });
+  });
+
   it("the gate still enforces the union behind a flattened definition", async () => {
     const gate = createGate({ tools: [echo("pick", z.union([z.object({ a: z.string() }), z.object({ b: z.number() })]))] });
     const call = (args: string) => answerOpenAIChatToolCall(gate, { id: "c", type: "function", function: { name: "pick", arguments: args } });
@@ -103,6 +134,7 @@ describe("every adapter sends an object root or refuses the tool when it is buil
   it.each([
     ["a nullable object", z.object({ a: z.string() }).nullable()],
     ["an object or a string", z.union([z.object({ a: z.string() }), z.string()])],
+    ["a nested union with a null leaf", z.object({ a: z.string() }).or(z.object({ b: z.number() }).nullable())],
     ["a string", z.string()],
     ["an array", z.array(z.number())],
   ])("%s throws E_ADAPTER_SCHEMA in every adapter, the AI SDK's included", async (_name, input) => {

@@ -128,6 +128,54 @@ describe("toAnthropicInputSchema", () => {
   it("reports a root that is not an object", () => {
     expect(toAnthropicInputSchema({ type: "string" }).problems).toEqual(["(root): input_schema must describe an object; this tool's input is not one"]);
   });
+
+  it("flattens a union nested in a union, at any depth, and reports it as one flattening", () => {
+    const a = z.object({ a: z.string(), k: z.string() }), b = z.object({ b: z.number(), k: z.string() }), c = z.object({ c: z.boolean(), k: z.string() });
+    const s = advertised(z.union([a.or(b).or(c), z.object({ d: z.null(), k: z.string() })]));
+    const r = toAnthropicInputSchema(s);
+    expect(r.schema).toMatchObject({ type: "object", required: ["k"], additionalProperties: false });
+    expect(Object.keys(r.schema.properties as object)).toEqual(["a", "k", "b", "c", "d"]);
+    expect(r.schema.anyOf).toBeUndefined();
+    expect(r.problems).toEqual(["(root): top-level `anyOf` flattened into one object with every branch's fields optional; the runtime still enforces the union"]);
+  });
+
+  it("replaces a root $ref into its own $defs with the target, exactly: $defs kept, the outer description kept, nothing reported", () => {
+    const s = advertised(z.object({ a: z.string() }).meta({ id: "Thing", description: "inner" }).describe("outer"));
+    expect(s.$ref).toBe("#/$defs/Thing");
+    const r = toAnthropicInputSchema(s);
+    expect(r).toEqual({
+      schema: { ...(s.$defs as { Thing: object }).Thing, description: "outer", $schema: s.$schema, $defs: s.$defs },
+      problems: [],
+    });
+    expect(toAnthropicInputSchema({ $ref: "#/definitions/T", definitions: { T: { type: "object" } } }).problems).toEqual([]);
+    expect(toAnthropicInputSchema({ $ref: "#/$defs/A", required: ["x"], $defs: { A: { type: "object", required: ["a"] } } }).problems).toEqual([
+      "(root): `required` beside the root `$ref` differs from the referenced schema's; the referenced one is sent, the runtime still enforces both",
+    ]);
+  });
+
+  it("follows a root $ref to a union of objects and flattens it", () => {
+    const s = advertised(z.union([z.object({ a: z.string() }), z.object({ b: z.string() })]).meta({ id: "U" }));
+    const r = toAnthropicInputSchema(s);
+    expect(r.schema).toMatchObject({ type: "object", properties: { a: { type: "string" }, b: { type: "string" } } });
+    expect(r.problems).toEqual(["(root): top-level `anyOf` flattened into one object with every branch's fields optional; the runtime still enforces the union"]);
+  });
+
+  it("names the cause when no object can be made: a $ref cycle, an external or dangling $ref, a non-object leaf of a nested union", () => {
+    const cause = (s: Record<string, unknown>) => toAnthropicInputSchema(s).problems;
+    expect(cause({ $ref: "#/$defs/A", $defs: { A: { $ref: "#/$defs/B" }, B: { $ref: "#/$defs/A" } } })).toEqual([
+      "(root): input_schema must describe an object; this tool's input has a `$ref` cycle (#/$defs/A → #/$defs/B → #/$defs/A)",
+    ]);
+    expect(cause({ $ref: "https://example.com/thing.json" })).toEqual([
+      "(root): input_schema must describe an object; this tool's input has a `$ref` \"https://example.com/thing.json\" outside this schema's own `$defs`/`definitions` (an external or named reference cannot be followed)",
+    ]);
+    expect(cause({ $ref: "#/$defs/Nope", $defs: {} })).toEqual([
+      "(root): input_schema must describe an object; this tool's input has a `$ref` \"#/$defs/Nope\" that points at nothing in this schema",
+    ]);
+    expect(cause({ anyOf: [{ type: "object" }, { $ref: "#" }] })).toEqual(["(root): top-level `anyOf` over a branch with a `$ref` cycle (# → #) cannot be an input_schema"]);
+    expect(cause(advertised(z.object({ a: z.string() }).or(z.object({ b: z.number() }).nullable())))).toEqual([
+      "(root): top-level `anyOf` over a non-object branch (type null) cannot be an input_schema",
+    ]);
+  });
 });
 
 describe("targetContract", () => {
