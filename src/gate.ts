@@ -318,7 +318,7 @@ function validated(
     }
     const input = v.value;
     if (rt.unknownKeys !== undefined) {
-      const unknown = rt.unknownKeys(split.input, g.redact);
+      const unknown = rt.unknownKeys(split.input, g.redact, input); // the validated value: which keys a union kept
       if (unknown.length > 0) return refuse(call, _fail("INVALID_INPUT", MSG.invalidInput, false, "none", { issues: unknown }));
     }
     return admitted(call, rt, input, split.meta, opts, now);

@@ -13,6 +13,13 @@
  * Inside a union (`anyOf` / `oneOf`) Ajv reports the errors of every branch. The errors are
  * sorted into a tree by the union frames of their `schemaPath` (which branch, at which instance
  * path), and each union keeps the findings of the branches the payload matches apart from them.
+ *
+ * A union whose branches overlap is also run as zod's `z.union` runs it: the first branch that
+ * matches apart from unknown keys decides, and a plain `z.object` branch passes by dropping the
+ * keys it does not declare (`{ id } | { id, amount }` hands `{ id }` to the tool for
+ * `{ id, amount }`, which the advertised schema allows). The keys that branch does not declare are
+ * refused unless the validated value still holds them (a `z.strictObject` branch failed and a later
+ * one took them, or the validator keeps extra keys, as ArkType does).
  * @module
  */
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
@@ -23,8 +30,13 @@ import type { JsonSchema } from "./standard.js";
 import { mapSubschemas } from "./json-schema.js";
 import { isRecord } from "./_record.js";
 
-/** Finds the keys the advertised schema does not allow; `[]` when there are none. */
-export type UnknownKeyCheck = (received: unknown, redact: Redactor) => Issue[];
+/**
+ * Finds the keys the advertised schema does not allow, and the keys a union branch dropped; `[]`
+ * when there are none. `validated`: the value the validator returned for `received`, the evidence
+ * that a key a union's first matching branch does not declare was kept (without it, such a key is
+ * refused).
+ */
+export type UnknownKeyCheck = (received: unknown, redact: Redactor, validated?: unknown) => Issue[];
 
 let ajv: Ajv2020 | undefined;
 
@@ -398,6 +410,79 @@ function flatFindings(errors: readonly ErrorObject[], c: Checked): Finding[] {
   return out;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Unions run first match: which keys the first branch that fits would drop.
+
+/** `node` with every object opened (no `additionalProperties` / `unevaluatedProperties: false`): "matches apart from unknown keys". */
+function opened(node: unknown): unknown {
+  if (!isRecord(node)) return node;
+  const out = mapSubschemas(node, (child, keyword) => (keyword === "$defs" || keyword === "definitions" ? child : opened(child)));
+  if (out.additionalProperties === false) delete out.additionalProperties;
+  if (out.unevaluatedProperties === false) delete out.unevaluatedProperties;
+  return out;
+}
+
+/**
+ * A copy of `node` in which each union is replaced by a first-match chain: the first branch that
+ * matches apart from unknown keys (`if`) is applied closed (`then`), and when no branch fits the
+ * union says nothing (the main check and the validator decide). Only its unknown-key errors are read.
+ */
+function firstMatchOf(node: unknown): unknown {
+  if (!isRecord(node)) return node;
+  const out = mapSubschemas(node, firstMatchOf);
+  for (const k of ["anyOf", "oneOf"] as const) {
+    const branches = node[k];
+    if (!Array.isArray(branches)) continue;
+    const closed = out[k] as unknown[];
+    delete out[k];
+    let chain: unknown = true;
+    for (let b = branches.length - 1; b >= 0; b--) chain = { if: opened(branches[b]), then: closed[b], else: chain };
+    out.allOf = [...(Array.isArray(out.allOf) ? (out.allOf as unknown[]) : []), chain];
+  }
+  return out;
+}
+
+/** Whether the validated value holds, at the path of `ptr`'s parent, an own key `ptr` names. */
+function kept(validated: unknown, ptr: string): boolean {
+  try {
+    const path = dotted(ptr);
+    const key = path.pop();
+    const parent = valueAt(validated, path);
+    return key !== undefined && typeof parent === "object" && parent !== null && Object.hasOwn(parent, key);
+  } catch {
+    return false; // a value whose reading throws shows nothing
+  }
+}
+
+/** The unknown keys of the first-match run that the validated value does not hold, in Ajv's order. */
+function droppedKeys(errors: readonly ErrorObject[], validated: unknown): Finding[] {
+  const out: Finding[] = [];
+  const seen = new Set<string>();
+  for (let order = 0; order < errors.length && out.length < MAX_ISSUES; order++) {
+    const e = errors[order]!;
+    const key = unknownKeyOf(e);
+    if (key === undefined) continue;
+    const ptr = `${e.instancePath}/${escape(key)}`;
+    if (seen.has(ptr)) continue;
+    seen.add(ptr);
+    if (!kept(validated, ptr)) out.push({ ptr, code: "unrecognized_key", order });
+  }
+  return out;
+}
+
+/**
+ * The first-match check, for a schema with unions; `undefined` without unions, or when its copy
+ * does not compile (a `$ref` into a union branch, a duplicated `$anchor`): the main check alone then.
+ */
+function compileFirstMatch(schema: Record<string, unknown>): ValidateFunction | undefined {
+  if (!holds(schema, (k, v) => (k === "anyOf" || k === "oneOf") && Array.isArray(v))) return undefined;
+  try {
+    return compiler().compile(firstMatchOf(schema) as Record<string, unknown>);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Compile the check for one tool's advertised input schema. Throws if Ajv cannot compile it
  * (the gate reports that as a configuration error).
@@ -406,16 +491,21 @@ export function compileUnknownKeyCheck(advertised: JsonSchema): UnknownKeyCheck 
   const { $schema: _ignored, ...schema } = advertised;
   const compiled = inlineRefs(schema);
   const validate: ValidateFunction = compiler().compile(compiled);
-  return (received, redact) => {
-    if (validate(received)) return [];
-    const errors = validate.errors ?? [];
-    const c: Checked = { received, schema: compiled };
-    // Past this many errors (a payload built to be refused), each finding is taken as it stands,
-    // without weighing union branches: the payload is refused either way, and the cost stays linear.
-    const found = errors.length > MAX_WEIGHED_ERRORS ? flatFindings(errors, c) : judgeScope(treeOf(errors, c)).reported;
+  const firstMatch = compileFirstMatch(compiled);
+  return (received, redact, validated) => {
+    let found: readonly Finding[] = [];
+    if (!validate(received)) {
+      const errors = validate.errors ?? [];
+      const c: Checked = { received, schema: compiled };
+      // Past this many errors (a payload built to be refused), each finding is taken as it stands,
+      // without weighing union branches: the payload is refused either way, and the cost stays linear.
+      found = [...(errors.length > MAX_WEIGHED_ERRORS ? flatFindings(errors, c) : judgeScope(treeOf(errors, c)).reported)].sort((a, b) => a.order - b.order);
+    }
+    // The keys a union's first fitting branch would drop (after the main check's own, which come first).
+    const dropped = firstMatch === undefined || firstMatch(received) ? [] : droppedKeys(firstMatch.errors ?? [], validated);
     const out: Issue[] = [];
     const seen = new Set<string>();
-    for (const f of [...found].sort((a, b) => a.order - b.order)) {
+    for (const f of [...found, ...dropped]) {
       const id = `${f.code}\u0000${f.ptr}`;
       if (seen.has(id)) continue;
       seen.add(id);

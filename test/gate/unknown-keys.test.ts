@@ -9,11 +9,17 @@ function gateWith(input: z.ZodType) {
 }
 
 describe("unknown keys are decided against the advertised schema", () => {
-  it("a union branch that declares the key: allowed, as advertised", async () => {
-    const { gate } = gateWith(z.object({ x: z.union([z.object({ a: z.string() }), z.object({ a: z.string(), b: z.number() })]) }));
+  it("a union branch that declares the key: allowed, as advertised, when no earlier branch takes the payload", async () => {
+    const { gate, seen } = gateWith(z.object({ x: z.union([z.object({ a: z.string(), c: z.boolean() }), z.object({ a: z.string(), b: z.number() })]) }));
     expect((await gate.call("t", { x: { a: "", b: 0 } })).ok).toBe(true);
-    const r = await gate.call("t", { x: { a: "", c: 0 } });
+    expect(seen).toEqual([{ x: { a: "", b: 0 } }]);
+    // `{ a } | { a, b }`: zod's z.union takes `{ a }` first, which strips b (test/gate/unknown-keys-first-match.test.ts).
+    const first = gateWith(z.object({ x: z.union([z.object({ a: z.string() }), z.object({ a: z.string(), b: z.number() })]) }));
+    const dropped = await first.gate.call("t", { x: { a: "", b: 0 } });
+    expect(dropped.ok ? null : dropped.issues?.map((i) => i.path)).toEqual(["x.b"]);
+    const r = await first.gate.call("t", { x: { a: "", c: 0 } });
     expect(r.ok ? null : r.issues?.map((i) => i.path)).toEqual(["x.c"]);
+    expect(first.seen).toEqual([]);
   });
 
   it("a transform that renames keys: the input side decides", async () => {
