@@ -41,7 +41,8 @@ export function valueAt(root: unknown, path: ReadonlyArray<PropertyKey | Standar
 
 /**
  * Codes whose message the validator words from the schema alone (zod 4's and zod 3's built-in
- * issues, and the codes the proxy gives Ajv's): only the value at the issue's own path is hidden in them. Any other
+ * issues, and the codes the proxy gives Ajv's): only the value at the issue's own path is hidden in them (each
+ * leaf of it, when it is an object or array: a schema's own error function keeps the built-in code). Any other
  * code's message may quote any value of the payload, and every one is hidden.
  */
 const SCHEMA_WORDED: ReadonlySet<string> = new Set([
@@ -109,15 +110,19 @@ const MAX_ECHO_SOURCE = 16 * 1024;
 const MESSAGE_WINDOW = 4 * 1024;
 /** A leaf shorter than this (elsewhere than at the issue's own path) is too common a word to hide. */
 const MIN_ECHO = 4;
+/** At the issue's own path (the value itself, or a leaf of the object or array there), as {@link stripEcho} hides a string. */
+const MIN_ECHO_AT_PATH = 3;
 /** Words validators' own messages are made of ("expected string, received number"): a leaf that is one of them is not hidden. */
 const VALIDATOR_WORD = /^(?:string|number|boolean|object|array|bigint|symbol|undefined|null|date|integer|expected|received|invalid|input|value|option|email|true|false|type)$/i;
 
 /**
- * Every string leaf (and long number) of the payload, as one case-insensitive pattern: a custom
+ * Every string leaf (and long number) of `received`, as one case-insensitive pattern: a custom
  * message (a `.refine` over the whole object, one that upper-cases a value) can repeat a value from
- * anywhere in the payload, not only the one at its path. Undefined when there is none.
+ * anywhere in the payload, not only the one at its path; and any message (an error function under a
+ * built-in code) can print the object or array at its path. Leaves shorter than `min` are kept.
+ * Undefined when there is none.
  */
-function echoPattern(received: unknown): RegExp | undefined {
+function echoPattern(received: unknown, min: number): RegExp | undefined {
   const leaves = new Set<string>();
   const stack: unknown[] = [received];
   let seen = 0;
@@ -125,14 +130,14 @@ function echoPattern(received: unknown): RegExp | undefined {
     const v = stack.pop();
     seen++;
     if (typeof v === "string") {
-      if (v.length >= MIN_ECHO && !VALIDATOR_WORD.test(v)) {
+      if (v.length >= min && !VALIDATOR_WORD.test(v)) {
         leaves.add(v);
         const quoted = JSON.stringify(v).slice(1, -1); // as a message that prints the value as JSON has it
         if (quoted !== v) leaves.add(quoted);
       }
     } else if (typeof v === "number" || typeof v === "bigint") {
       const t = String(v);
-      if (t.length >= MIN_ECHO) leaves.add(t);
+      if (t.length >= min) leaves.add(t);
     } else if (typeof v === "object" && v !== null) {
       for (const k of Object.keys(v)) stack.push((v as Record<string, unknown>)[k]);
     }
@@ -165,6 +170,7 @@ export function toSafeIssues(
   issues = perKey(issues);
   const n = Math.min(issues.length, MAX_ISSUES);
   let echoes: RegExp | undefined | null = null; // built once, on the first message that needs it
+  const objectEchoes = new Map<object, RegExp | undefined>(); // the leaves of an object or array at an issue's path
   for (let i = 0; i < n; i++) {
     const issue = issues[i]!;
     const rawCode = (issue as { code?: unknown }).code;
@@ -172,12 +178,20 @@ export function toSafeIssues(
     const ark = arkTypeMessage(issue);
     // A window, not the whole message: the redactor still sees a secret whole, and the cut comes after.
     let message = ark?.message ?? (typeof issue.message === "string" && issue.message.length > 0 ? issue.message.slice(0, MESSAGE_WINDOW) : "Invalid value");
-    message = stripEcho(message, valueAt(received, issue.path));
+    const atPath = valueAt(received, issue.path);
+    message = stripEcho(message, atPath);
+    // An object or array at the path: any message may print it (`z.number({ error: (iss) => … iss.input })`
+    // keeps the built-in code), so its leaves are hidden in every message.
+    if (typeof atPath === "object" && atPath !== null) {
+      let leaves = objectEchoes.get(atPath);
+      if (!objectEchoes.has(atPath)) objectEchoes.set(atPath, (leaves = echoPattern(atPath, MIN_ECHO_AT_PATH)));
+      if (leaves !== undefined) message = message.replace(leaves, "<value>");
+    }
     // A refinement's message is the schema author's text, free to quote any value of the payload
     // (zod's `custom`; a code the gate does not know, of any validator). A built-in message of a
     // known code quotes the schema (enum options, bounds), which may equal a value of the payload.
     if (ark !== undefined ? !ark.builtIn : !SCHEMA_WORDED.has(code)) {
-      if (echoes === null) echoes = echoPattern(received);
+      if (echoes === null) echoes = echoPattern(received, MIN_ECHO);
       if (echoes !== undefined) message = message.replace(echoes, "<value>");
     }
     out.push({
