@@ -9,6 +9,7 @@
 import { types } from "node:util";
 import { $ZodCheckMinLength, globalConfig, version as zodVersion } from "zod/v4/core";
 import { jsonNumberSize, jsonStringSize, type CompiledLimits } from "./harden.js";
+import { MAX_OUTPUT_VALUES } from "./json-data.js";
 
 /**
  * "Cannot decide here": the caller runs the normal path (harden, validate, unknown keys).
@@ -153,6 +154,14 @@ function grow(e: Emit, by: string): void {
   if (e.input) e.lines.push(`s += ${by}; if (s > M) return NO;`);
 }
 
+/**
+ * Value counting, mirroring notJsonData's limit (only on the output side): one more value in the
+ * output, tested after each array and at the end (past the limit the schema path decides).
+ */
+function tally(e: Emit): void {
+  if (!e.input) e.lines.push("t++;");
+}
+
 /** Emit code that validates `v` against `schema` and returns the name of the parsed value. */
 function gen(e: Emit, schema: unknown, v: string, depth: number): string {
   const node = asNode(schema);
@@ -164,6 +173,7 @@ function gen(e: Emit, schema: unknown, v: string, depth: number): string {
       shaped(node, ["$ZodString", "$ZodType"], ["type", "checks"]);
       L.push(`if (typeof ${v} !== "string") return NO;`);
       grow(e, `jss(${v})`);
+      tally(e);
       if (e.input) L.push(`if (!wf(${v})) return NO;`);
       const checks = checksOf(def);
       if (checks.length > 0) {
@@ -180,6 +190,7 @@ function gen(e: Emit, schema: unknown, v: string, depth: number): string {
         checks.unshift(node); // z.int(): the schema is its own number_format check
       } else shaped(node, ["$ZodNumber", "$ZodType"], ["type", "checks"]);
       L.push(`if (typeof ${v} !== "number" || ${v} - ${v} !== 0) return NO;`);
+      tally(e);
       if (e.input) {
         if (e.limits?.allowUnsafeIntegers !== true) L.push(`if (${v} > 9007199254740991 || ${v} < -9007199254740991) return NO;`);
         L.push(`s += jns(${v});`);
@@ -201,17 +212,18 @@ function gen(e: Emit, schema: unknown, v: string, depth: number): string {
     }
     case "boolean":
       shaped(node, ["$ZodBoolean", "$ZodType"], ["type"]);
-      L.push(`if (typeof ${v} !== "boolean") return NO;${e.input ? ` s += ${v} ? 4 : 5;` : ""}`);
+      L.push(`if (typeof ${v} !== "boolean") return NO;${e.input ? ` s += ${v} ? 4 : 5;` : " t++;"}`);
       return v;
     case "null":
       shaped(node, ["$ZodNull", "$ZodType"], ["type"]);
-      L.push(`if (${v} !== null) return NO;${e.input ? " s += 4;" : ""}`);
+      L.push(`if (${v} !== null) return NO;${e.input ? " s += 4;" : " t++;"}`);
       return v;
     case "enum":
     case "literal": {
       shaped(node, [def.type === "enum" ? "$ZodEnum" : "$ZodLiteral", "$ZodType"], ["type", def.type === "enum" ? "entries" : "values"]);
       const values = node._zod.values;
       if (!(values instanceof Set)) unsupported();
+      tally(e);
       return genValues(e, [...values], v);
     }
     case "array": {
@@ -220,11 +232,13 @@ function gen(e: Emit, schema: unknown, v: string, depth: number): string {
       const [n, o, i, el] = [fresh(e, "n"), fresh(e, "o"), fresh(e, "i"), fresh(e, "e")];
       L.push(e.input ? `if (!Array.isArray(${v}) || isProxy(${v}) || Object.getPrototypeOf(${v}) !== Array.prototype) return NO;` : `if (!Array.isArray(${v})) return NO;`, `const ${n} = ${v}.length;`);
       grow(e, `2 + ${n}`);
+      tally(e);
       lengthChecks(e, checksOf(def), v, n, false);
       L.push(`const ${o} = [];`, `for (let ${i} = 0; ${i} < ${n}; ${i}++) {`, `const ${el} = ${v}[${i}];`);
       const r = gen(e, def.element, el, depth + 1);
       // An element getter may grow or shrink the array while it is read (zod reads the length each turn).
       L.push(`${o}.push(${r});`, `}`, `if (${v}.length !== ${n}) return NO;`);
+      if (!e.input) L.push("if (t > MV) return NO;");
       return o;
     }
     case "object":
@@ -238,7 +252,7 @@ function gen(e: Emit, schema: unknown, v: string, depth: number): string {
     case "nullable": {
       shaped(node, ["$ZodNullable", "$ZodType"], ["type", "innerType"]);
       const r = fresh(e, "r");
-      L.push(`let ${r};`, `if (${v} === null) { ${e.input ? "s += 4; " : ""}${r} = null; } else {`);
+      L.push(`let ${r};`, `if (${v} === null) { ${e.input ? "s += 4; " : "t++; "}${r} = null; } else {`);
       const inner = gen(e, def.innerType, v, depth);
       L.push(`${r} = ${inner};`, `}`);
       return r;
@@ -319,6 +333,7 @@ function genObject(e: Emit, node: Node, v: string, depth: number): string {
   const absents = new Map(keys.map((k) => [k, absentOf(asNode(shape[k]))]));
   const required = keys.filter((k) => absents.get(k)!.kind === "fail").length;
   L.push(`if (typeof ${v} !== "object" || ${v} === null || Array.isArray(${v})) return NO;`);
+  tally(e);
   if (e.input) {
     const p = fresh(e, "p");
     L.push(`if (isProxy(${v})) return NO;`, `const ${p} = Object.getPrototypeOf(${v}); if (${p} !== Object.prototype && ${p} !== null) return NO;`);
@@ -368,6 +383,7 @@ function genObject(e: Emit, node: Node, v: string, depth: number): string {
       // An output's data is JSON (src/json-data.ts): a default JSON cannot carry is the schema path's to refuse.
       if (!e.input) L.push(`if (typeof ${d} === "bigint" || typeof ${d} === "symbol" || (typeof ${d} === "number" && !Number.isFinite(${d}))) return NO;`);
       L.push(absent.ifUndefined === "omit" ? `if (${d} !== undefined) ${r} = ${d};` : `${r} = ${d};`);
+      if (!e.input) L.push(`if (${d} !== undefined) t++;`); // a default is one more value of the output
     }
     L.push(`} else {`, f === undefined ? `${c}++;` : `if (!${f}) return NO; ${c}++;`);
     if (e.input) L.push(`s += ${jsonStringSize(k) + 2};`);
@@ -398,10 +414,10 @@ function compile(schema: unknown, input: boolean, limits: FastLimits | undefined
   } catch {
     return undefined; // outside the subset (or a schema getter threw): the normal path only
   }
-  const body = `return function fastPath(v) {\ntry {\nlet s = 0;\n${e.lines.join("\n")}\n${input ? "if (s > M) return NO;\n" : ""}return ${result};\n} catch { return NO; }\n};`;
+  const body = `return function fastPath(v) {\ntry {\n${input ? "let s = 0;" : "let t = 0;"}\n${e.lines.join("\n")}\n${input ? "if (s > M) return NO;" : "if (t > MV) return NO;"}\nreturn ${result};\n} catch { return NO; }\n};`;
   try {
-    const factory = new Function("NO", "isProxy", "cpl", "wf", "K", "M", "jss", "jns", body) as (...a: unknown[]) => (value: unknown) => unknown;
-    return factory(NO, types.isProxy, codePoints, wellFormed, e.consts, limits?.maxBytes ?? Infinity, jsonStringSize, jsonNumberSize);
+    const factory = new Function("NO", "isProxy", "cpl", "wf", "K", "M", "MV", "jss", "jns", body) as (...a: unknown[]) => (value: unknown) => unknown;
+    return factory(NO, types.isProxy, codePoints, wellFormed, e.consts, limits?.maxBytes ?? Infinity, MAX_OUTPUT_VALUES, jsonStringSize, jsonNumberSize);
   } catch {
     return undefined; // code generation refused (CSP-like environments)
   }
@@ -423,7 +439,9 @@ export function compileFastInput(schema: unknown, limits: FastLimits): ((value: 
 /**
  * Compile the output side: validation only (no hardening). Returns zod's parsed value (a fresh
  * copy) or {@link NO}: an own `undefined` value, or an extra key on a strict or loose object, is
- * NO; a stripping object drops extra keys as zod does. `undefined` when unsupported.
+ * NO; a stripping object drops extra keys as zod does. A value holding more than
+ * `MAX_OUTPUT_VALUES` values (src/json-data.ts, counted as JSON writes them) is NO too: the schema
+ * path refuses it. `undefined` when unsupported.
  * @example
  * const fast = compileFastOutput(GetOrderOutput);
  * const r = fast?.({ found: false, customerId: "c_1", orders: [] });
