@@ -24,6 +24,7 @@ import { isToolError } from "./errors.js";
 import { CANCELLED, TIMED_OUT, untilSettled } from "./policy/caller-signal.js";
 import { wallClockAt } from "./wall-clock.js";
 import { _rememberPaths, recordPaths } from "./issue-paths.js";
+import type { Redactor } from "./redact.js";
 import { RECORD_REFUSAL, type RefusalRecorder } from "./refusal.js";
 import { ATTEMPT_LISTENER, _listenersIn, _markAnswer, _noteHeard, type AttemptListener, type ListenedOptions } from "./attempt-seam.js";
 import { safeHook, type CallRecord } from "./hooks.js";
@@ -262,7 +263,7 @@ function pipeline(call: Call, rt: ToolRuntime, args: unknown, opts: ReadOptions 
     let value = args;
     if (typeof args === "string") {
       const parsed = parseText(args, g.limits);
-      if (!parsed.ok) return Promise.resolve(refuse(call, hardeningFailure(parsed)));
+      if (!parsed.ok) return Promise.resolve(refuse(call, hardeningFailure(parsed, g.redact)));
       value = parsed.value;
     }
     const fast = rt.fastInput === undefined ? NO : rt.fastInput(value);
@@ -279,7 +280,7 @@ function validatedInput(call: Call, rt: ToolRuntime, args: unknown, value: unkno
   try {
     // 1. Harden the payload (size, depth, keys, plain data); a caller's value is copied.
     const hardened = typeof args === "string" ? hardenParsed(value, g.limits) : hardenValue(value, g.limits);
-    if (!hardened.ok) return Promise.resolve(refuse(call, hardeningFailure(hardened)));
+    if (!hardened.ok) return Promise.resolve(refuse(call, hardeningFailure(hardened, g.redact)));
 
     // 2. Split the reserved `_meta` envelope.
     const split = splitMeta(hardened.value, opts?.[REFUSE_ARGS_META] === true);
@@ -484,8 +485,10 @@ function unfinishedCheck(tool: AnyTool, d: Done | typeof CANCELLED | typeof TIME
   return { ok: false, failure: _fail("FAILED", d === CANCELLED ? MSG.cancelledAfter : MSG.checkTimeout, false, effect) };
 }
 
-function hardeningFailure(h: Hardened & { ok: false }): Failure {
-  return _fail("INVALID_INPUT", h.reason === "json" ? MSG.invalidJson : MSG.limits, false, "none", { issues: [h.issue] });
+/** A hardening refusal; its path (payload keys) passes the secret patterns, as every other issue path does. */
+function hardeningFailure(h: Hardened & { ok: false }, redact: Redactor): Failure {
+  const found = issue(h.issue.path, h.issue.code, h.issue.message, redact);
+  return _fail("INVALID_INPUT", h.reason === "json" ? MSG.invalidJson : MSG.limits, false, "none", { issues: [found] });
 }
 
 function refuse(call: Call, failure: Failure): ToolResult {

@@ -5,6 +5,7 @@
  */
 import type { Issue } from "./result.js";
 import { issue } from "./issues.js";
+import { setOwn } from "./_record.js";
 
 /** The reserved key name. */
 export const META_KEY = "_meta";
@@ -43,6 +44,7 @@ export function splitMeta(args: unknown, refuse = false): SplitMeta {
     return { ok: false, issue: issue(META_KEY, "invalid_meta", "_meta must be an object") };
   }
   const input: Record<string, unknown> = {};
-  for (const k of Object.keys(args)) if (k !== META_KEY) input[k] = args[k];
+  // An own `__proto__` key (allowed when the host's forbiddenKeys leave it out) stays an own key, never the prototype.
+  for (const k of Object.keys(args)) if (k !== META_KEY) setOwn(input, k, args[k]);
   return { ok: true, input, meta: meta === undefined ? EMPTY : Object.freeze({ ...meta }) };
 }

@@ -141,4 +141,35 @@ describe("hardening before any schema runs", () => {
     expect(() => gateFor(undefined, { maxDepth: 0 })).toThrow(/maxDepth/);
     expect(() => gateFor(undefined, { maxBytes: -1 })).toThrow(/maxBytes/);
   });
+
+  it("a hardening refusal's path passes the secret patterns, as a schema issue's path does", async () => {
+    const { gate } = gateFor(z.looseObject({}));
+    const key = "sk_live_abcdefghijklmnop1234";
+    const dup = await gate.call("t", `{"${key}":1,"${key}":2}`);
+    expect(dup).toMatchObject({ ok: false, code: "INVALID_INPUT", issues: [{ path: "[REDACTED]", code: "duplicate_key" }] });
+    const below = await gate.call("t", { [key]: { constructor: 1 } });
+    expect(below).toMatchObject({ ok: false, issues: [{ path: "[REDACTED].constructor", code: "forbidden_key" }] });
+    expect(JSON.stringify([dup, below])).not.toContain(key);
+  });
+
+  it("_meta does not turn an allowed __proto__ key into the input's prototype", async () => {
+    let seen: unknown;
+    const t = defineTool({
+      name: "u",
+      version: "1",
+      description: "d",
+      input: z.object({ user: z.string(), isAdmin: z.boolean().default(false) }),
+      output: z.object({}),
+      effect: "read",
+      execute: (i) => {
+        seen = i;
+        return {};
+      },
+    });
+    const gate = createGate({ tools: [t], limits: { forbiddenKeys: [] } });
+    for (const text of ['{"user":"m","__proto__":{"isAdmin":true}}', '{"user":"m","__proto__":{"isAdmin":true},"_meta":{}}']) {
+      expect(await gate.call("u", text)).toMatchObject({ ok: false, code: "INVALID_INPUT", issues: [{ path: "__proto__", code: "unrecognized_key" }] });
+    }
+    expect(seen).toBeUndefined();
+  });
 });
