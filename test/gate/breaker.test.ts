@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { z } from "zod";
-import { createGate, defineTool, transient, type ToolResult } from "../../src/index.js";
+import { createGate, defineTool, denied, reject, transient, type ToolResult } from "../../src/index.js";
 
 afterEach(() => {
   vi.useRealTimers();
@@ -115,6 +115,38 @@ describe("circuit breaker", () => {
     await vi.advanceTimersByTimeAsync(1);
     expect((await probe).ok).toBe(true);
     expect(states).toEqual(["open", "half-open", "closed"]);
+  });
+
+  it("a probe the service answers with a 4xx, a reject or a denial closes the circuit: the service is up", async () => {
+    for (const answer of [() => Object.assign(new Error("not found"), { status: 404 }), () => reject("no such order"), () => denied("scope")]) {
+      let fail = true;
+      let runs = 0;
+      const states: string[] = [];
+      const t = defineTool({
+        name: "t",
+        version: "1",
+        description: "d",
+        input: z.object({}),
+        output: z.object({ ok: z.boolean() }),
+        effect: "read",
+        retry: { attempts: 1 },
+        execute: () => {
+          runs++;
+          if (fail) throw transient("down");
+          throw answer();
+        },
+      });
+      const gate = createGate({ tools: [t], breaker: { threshold: 1, halfOpenAfterMs: 20 }, onBreakerChange: (e) => void states.push(e.state) });
+      await gate.call("t", {}); // opens
+      fail = false;
+      await sleep(30);
+      const probe = await gate.call("t", {});
+      expect(probe).toMatchObject({ ok: false, meta: { attempts: 1 } });
+      expect(states).toEqual(["open", "half-open", "closed"]);
+      runs = 0;
+      expect((await gate.call("t", {})).meta.attempts).toBe(1); // let through: the circuit is closed
+      expect(runs).toBe(1);
+    }
   });
 
   it("halfOpenAfterMs 0 still lets one probe through at a time", async () => {
