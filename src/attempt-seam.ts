@@ -47,7 +47,7 @@ export interface ListenedOptions extends CallOptions {
 }
 
 /** The options a gate reads, copied when they are inherited (a class's getters) rather than own. */
-const KNOWN = ["callId", "idempotencyKey", "principal", "signal"] as const;
+const KNOWN = ["callId", "idempotencyKey", "principal", "signal", "fromModel"] as const;
 
 /** What a wrapper passes on when the caller's options could not be read: the gate refuses them, as it would have. */
 const UNREADABLE: CallOptions = Object.freeze(

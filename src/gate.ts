@@ -11,7 +11,7 @@ import type { AnyTool, OutputOf, Principal } from "./tool.js";
 import { resolveGate, type GateOptions, type ResolvedGate } from "./gate-options.js";
 import { authorizeAndApprove, DecisionWait } from "./decision.js";
 import { hardenParsed, hardenValue, parseText, type Hardened } from "./harden.js";
-import { REFUSE_ARGS_META, splitMeta, type SplitMeta } from "./meta.js";
+import { splitMeta, type SplitMeta } from "./meta.js";
 import { NO } from "./fast-path.js";
 import { notJsonData } from "./json-data.js";
 import { toSafeIssues, issue } from "./issues.js";
@@ -40,6 +40,13 @@ export interface CallOptions {
   readonly principal?: Principal | undefined;
   /** Cancels the call; the tool's `ctx.signal` aborts with it. */
   readonly signal?: AbortSignal | undefined;
+  /**
+   * The arguments are the model's own (a host loop passing a proposed call): a top-level `_meta` in
+   * them is refused (INVALID_INPUT, issue `reserved_key`) instead of becoming `ctx.meta`, so the
+   * model cannot write the metadata `authorize` and the tool read as the host's. The adapters set
+   * it. Default `false`: `_meta` is split off and handed to the tool.
+   */
+  readonly fromModel?: boolean | undefined;
 }
 
 /** The data type of a successful call to tool `N` of `T`. */
@@ -283,7 +290,7 @@ function validatedInput(call: Call, rt: ToolRuntime, args: unknown, value: unkno
     if (!hardened.ok) return Promise.resolve(refuse(call, hardeningFailure(hardened, g.redact)));
 
     // 2. Split the reserved `_meta` envelope.
-    const split = splitMeta(hardened.value, opts?.[REFUSE_ARGS_META] === true);
+    const split = splitMeta(hardened.value, opts?.fromModel === true);
     if (!split.ok) return Promise.resolve(refuse(call, _fail("INVALID_INPUT", MSG.invalidInput, false, "none", { issues: [split.issue] })));
 
     // 3. Validate input (continued in `validated`).
@@ -564,11 +571,8 @@ class BadOption {
   }
 }
 
-/**
- * The options as `gate.call` read them: what the caller gave, the principal's id read once, and
- * whether the arguments are the model's own (src/meta.ts).
- */
-type ReadOptions = ListenedOptions & { readonly [PRINCIPAL_ID]?: string; readonly [REFUSE_ARGS_META]?: true };
+/** The options as `gate.call` read them: what the caller gave, and the principal's id read once. */
+type ReadOptions = ListenedOptions & { readonly [PRINCIPAL_ID]?: string };
 
 /**
  * The caller's options, each field read once (a getter or a Proxy cannot show the checks one
@@ -577,9 +581,9 @@ type ReadOptions = ListenedOptions & { readonly [PRINCIPAL_ID]?: string; readonl
  */
 function readOptions(o: unknown): ReadOptions | BadOption {
   if (typeof o !== "object" || o === null) return new BadOption("", "invalid_type", "Call options must be an object");
-  let callId: unknown, idempotencyKey: unknown, principal: unknown, signal: unknown, principalId: unknown, modelArgs: unknown;
+  let callId: unknown, idempotencyKey: unknown, principal: unknown, signal: unknown, principalId: unknown, fromModel: unknown;
   try {
-    ({ callId, idempotencyKey, principal, signal, [REFUSE_ARGS_META]: modelArgs } = o as Record<PropertyKey, unknown>);
+    ({ callId, idempotencyKey, principal, signal, fromModel } = o as Record<string, unknown>);
     // The caller's object itself (a class instance keeps its getters and methods for `authorize`).
     if (typeof principal === "object" && principal !== null) principalId = (principal as { id?: unknown }).id;
   } catch {
@@ -596,6 +600,7 @@ function readOptions(o: unknown): ReadOptions | BadOption {
   if (principal !== undefined && typeof principalId !== "string") return new BadOption("principal.id", "invalid_type", "principal must be an object with a string id");
   if (signal !== undefined && !(signal instanceof AbortSignal)) return new BadOption("signal", "invalid_type", "signal must be an AbortSignal");
   if (signal !== undefined && !readsAsSignal(signal)) return new BadOption("signal", "invalid_type", "signal must be an AbortSignal");
+  if (fromModel !== undefined && typeof fromModel !== "boolean") return new BadOption("fromModel", "invalid_type", "fromModel must be a boolean");
   const out: { -readonly [K in keyof ReadOptions]: ReadOptions[K] } = {};
   if (callId !== undefined) out.callId = callId as string;
   if (idempotencyKey !== undefined) out.idempotencyKey = idempotencyKey as string;
@@ -604,7 +609,7 @@ function readOptions(o: unknown): ReadOptions | BadOption {
     out[PRINCIPAL_ID] = principalId as string;
   }
   if (signal !== undefined) out.signal = signal as AbortSignal;
-  if (modelArgs === true) out[REFUSE_ARGS_META] = true;
+  if (fromModel === true) out.fromModel = true;
   const listeners = attemptListeners(o);
   if (listeners !== undefined) out[ATTEMPT_LISTENER] = listeners;
   return out;

@@ -10,13 +10,6 @@ import { setOwn } from "./_record.js";
 /** The reserved key name. */
 export const META_KEY = "_meta";
 
-/**
- * @internal A call option (symbol-keyed, so wrappers that copy options keep it): the arguments are
- * the model's own, so a `_meta` in them is refused instead of becoming `ctx.meta`. The adapters set
- * it; the model must not be able to write the metadata `authorize` and the tool read as the host's.
- */
-export const REFUSE_ARGS_META: unique symbol = Symbol.for("toolgate.refuseArgsMeta");
-
 const RESERVED = "The _meta argument is reserved for the host; leave it out of the arguments";
 
 const EMPTY: Readonly<Record<string, unknown>> = Object.freeze({});
@@ -34,7 +27,7 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 
 /**
  * Split `_meta` from hardened arguments. Allocates only when `_meta` is present. `refuse`: the
- * arguments are the model's ({@link REFUSE_ARGS_META}), and a `_meta` in them is an issue.
+ * arguments are the model's (the call option `fromModel`), and a `_meta` in them is an issue.
  */
 export function splitMeta(args: unknown, refuse = false): SplitMeta {
   if (!isPlainObject(args) || !Object.hasOwn(args, META_KEY)) return { ok: true, input: args, meta: EMPTY };

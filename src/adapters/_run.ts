@@ -11,7 +11,6 @@ import type { LoopDecision } from "../loop/decision.js";
 import type { LoopSession } from "../loop/session.js";
 import { refusalView, toModelView, type ModelView } from "./model-view.js";
 import { CallOptionsError } from "./call-options-error.js";
-import { REFUSE_ARGS_META } from "../meta.js";
 
 /** Options every framework adapter takes. */
 export interface AdapterOptions {
@@ -24,7 +23,7 @@ export interface AdapterOptions {
    * throws, the call does not run and the adapter throws a {@link CallOptionsError} (fixed message,
    * the error as its `cause`); a session attached stops.
    */
-  callOptions?(call: { readonly tool: string; readonly callId: string }): Omit<CallOptions, "callId" | "signal">;
+  callOptions?(call: { readonly tool: string; readonly callId: string }): Omit<CallOptions, "callId" | "signal" | "fromModel">;
 }
 
 /** What one call through an adapter produced. */
@@ -56,7 +55,7 @@ export async function _callThroughGate(
     if (!adm.ok) return { decision: adm.decision, view: refusalView(adm.decision) };
     id = adm.call.callId;
   }
-  let extra: Omit<CallOptions, "callId" | "signal">;
+  let extra: Omit<CallOptions, "callId" | "signal" | "fromModel">;
   try {
     extra = options.callOptions?.({ tool, callId: id }) ?? {};
   } catch (e) {
@@ -65,7 +64,7 @@ export async function _callThroughGate(
   }
   // An empty id (a framework that gave none) lets the gate generate one. The arguments are the
   // model's: a `_meta` in them is refused, never taken for the host's metadata (src/meta.ts).
-  const opts = { ...extra, ...(id.length > 0 ? { callId: id } : {}), ...(signal !== undefined ? { signal } : {}), [REFUSE_ARGS_META]: true as const };
+  const opts: CallOptions = { ...extra, ...(id.length > 0 ? { callId: id } : {}), ...(signal !== undefined ? { signal } : {}), fromModel: true };
   const answered = await gate.call(tool, args, opts);
   // The model is shown the data as JSON writes it; the caller keeps the gate's own envelope (a Date
   // stays a Date), unless the data could not be written: then both, and the session, have that failure.

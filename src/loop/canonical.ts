@@ -1,7 +1,7 @@
 /**
  * Canonical arguments: the identity of a proposed call, so the loop can tell "the same payload
  * again" from "a changed payload". JSON text and values canonicalize alike; key order, whitespace
- * and the reserved `_meta` envelope do not count.
+ * and the contents of the reserved `_meta` envelope do not count (its presence does, in `callKey`).
  * @module
  */
 import { createHash, randomUUID } from "node:crypto";
@@ -96,9 +96,13 @@ export function canonicalValue(value: unknown): string | undefined {
  * @example callKey("get_order", '{"customerId":42}') === callKey("get_order", { customerId: 42 }) // true
  */
 export function callKey(tool: string, args: unknown): string {
-  const canon = canonicalJson(args);
+  const a = argsValue(args);
+  const bare = a.parsed ? withoutMeta(a.value) : undefined;
+  const canon = a.parsed ? canonicalValue(bare) : undefined;
   let body: string;
-  if (canon !== undefined) body = "json:" + canon;
+  // The envelope's contents do not count, but whether there is one does: where the arguments are
+  // the model's, a `_meta` in them is refused (reserved_key), and leaving it out is the repair.
+  if (canon !== undefined) body = (a.parsed && bare !== a.value ? "json+meta:" : "json:") + canon;
   else if (typeof args === "string") body = "text:" + args.trim();
   else body = "unique:" + randomUUID();
   return createHash("sha256").update(tool).update("\u0000").update(body).digest("hex");

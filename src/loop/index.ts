@@ -5,7 +5,7 @@
  * @example
  * import { createLoopPolicy, runAgentLoop } from "toolgate/loop";
  * const session = createLoopPolicy({ repairBudget: 1, maxTurns: 8 }).start();
- * const outcome = await runAgentLoop({ session, model, execute: (c) => gate.call(c.tool, c.args, { callId: c.callId }) });
+ * const outcome = await runAgentLoop({ session, model, execute: (c) => gate.call(c.tool, c.args, { callId: c.callId, fromModel: true }) });
  * @module
  */
 export { createLoopPolicy } from "./policy.js";

@@ -29,7 +29,7 @@ export interface LoopPolicy {
  * @example
  * const policy = createLoopPolicy({ repairBudget: 1 });
  * const session = policy.start();
- * const step = await session.run({ tool: "get_order", args: text, callId }, (c) => gate.call(c.tool, c.args, { callId: c.callId }));
+ * const step = await session.run({ tool: "get_order", args: text, callId }, (c) => gate.call(c.tool, c.args, { callId: c.callId, fromModel: true }));
  * if (step.decision.action === "repair") feedBack(step.decision.issues);
  */
 export function createLoopPolicy(options: LoopPolicyOptions = {}): LoopPolicy {

@@ -28,7 +28,7 @@ export interface RunAgentLoopOptions {
   /** The run's state, from `policy.start()`. */
   readonly session: LoopSession;
   readonly model: AgentModel;
-  /** Execute one admitted call, e.g. `(c) => gate.call(c.tool, c.args, { callId: c.callId })`. */
+  /** Execute one admitted call, e.g. `(c) => gate.call(c.tool, c.args, { callId: c.callId, fromModel: true })`. */
   execute(call: AdmittedCall): Promise<ToolResult> | ToolResult;
   /** Called after every step (admitted or refused). */
   onStep?(step: LoopStep): void;
@@ -65,7 +65,7 @@ function outcomeOf(session: LoopSession, status: LoopOutcome["status"]): LoopOut
  * const outcome = await runAgentLoop({
  *   session: createLoopPolicy().start(),
  *   model: { next: ({ last }) => (last.length === 0 ? [{ tool: "get_order", args: { customerId: "c_1" } }] : []) },
- *   execute: (c) => gate.call(c.tool, c.args, { callId: c.callId }),
+ *   execute: (c) => gate.call(c.tool, c.args, { callId: c.callId, fromModel: true }),
  * });
  * console.log(outcome.status, outcome.evidence);
  */

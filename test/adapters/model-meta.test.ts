@@ -111,6 +111,14 @@ describe("a model-written _meta through the adapters", () => {
     expect(lines.some((l) => l.includes("INVALID_INPUT"))).toBe(true);
   });
 
+  it("is refused on gate.call with fromModel: true (a host loop's own calls); a fromModel that is not a boolean is an invalid option", async () => {
+    const { gate, seen } = setup();
+    expect(await gate.call("create_refund", FORGED, { fromModel: true })).toMatchObject(REFUSED);
+    const bad = await gate.call("create_refund", FORGED, { fromModel: "yes" as unknown as boolean });
+    expect(bad).toMatchObject({ ok: false, code: "FAILED", message: "Invalid call options", issues: [{ path: "fromModel", code: "invalid_type" }] });
+    expect(seen).toEqual([]);
+  });
+
   it("is the host's to send when it calls the gate itself: ctx.meta and authorize see it", async () => {
     const { gate, seen } = setup();
     const r: ToolResult = await gate.call("create_refund", FORGED);
