@@ -44,8 +44,10 @@ function log(line: string): void {
   process.stderr.write(`toolgate proxy: ${line}\n`);
 }
 
-/** An HTTP header name (RFC 9110 token); a value may hold neither CR, LF, NUL nor a character fetch cannot send (above U+00FF). */
+/** An HTTP header name (RFC 9110 token); a value may hold no control character but tab, nor a character fetch cannot send (above U+00FF). */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** Headers Node's fetch refuses to send (the connection is its own): named here, not at each connection. */
+const FETCH_REFUSES = new Set(["connection", "keep-alive", "transfer-encoding", "upgrade", "expect"]);
 
 function parseHeader(h: string): [string, string] {
   const i = h.indexOf(":");
@@ -54,7 +56,9 @@ function parseHeader(h: string): [string, string] {
   const value = h.slice(i + 1).trim();
   // Checked here, or fetch refuses it at each connection and the proxy reports a dead upstream (exit 1).
   if (!HEADER_NAME.test(name)) throw new CliError("E_USAGE", `--upstream-header: ${JSON.stringify(name)} is not a valid header name`);
-  if (/[\r\n\0]|[^\0-\xff]/.test(value)) throw new CliError("E_USAGE", `--upstream-header ${name}: the value must not contain CR, LF, NUL or a character above U+00FF`);
+  if (FETCH_REFUSES.has(name.toLowerCase())) throw new CliError("E_USAGE", `--upstream-header: ${name} is set by the connection itself and cannot be sent`);
+  // eslint-disable-next-line no-control-regex -- the control characters are what is refused
+  if (/[\0-\x08\x0a-\x1f\x7f]|[^\0-\xff]/.test(value)) throw new CliError("E_USAGE", `--upstream-header ${name}: the value must not contain a control character (tab aside) or a character above U+00FF`);
   return [name, value];
 }
 

@@ -288,7 +288,7 @@ describe("proxy bounds", () => {
   });
 
   it("a malformed --upstream-header is a usage error (exit 2) before anything connects", { timeout: 30_000 }, async () => {
-    for (const header of ["X Y: v", "X-Key: caf\u20ac"]) {
+    for (const header of ["X Y: v", "X-Key: caf\u20ac", "X-Key: a\u0001b", "Keep-Alive: 5"]) {
       const r = await runMain(["proxy", "--no-lock", "--upstream-header", header, "--upstream-url", "http://127.0.0.1:1/mcp"]);
       expect(r.code).toBe(2);
       expect(r.stderr).toContain("(E_USAGE)");
