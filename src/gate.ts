@@ -14,7 +14,7 @@ import { hardenParsed, hardenValue, parseText, type Hardened } from "./harden.js
 import { splitMeta, type SplitMeta } from "./meta.js";
 import { NO } from "./fast-path.js";
 import { notJsonData } from "./json-data.js";
-import { toSafeIssues, issue } from "./issues.js";
+import { toSafeIssues, issue, MAX_ISSUE_PATH } from "./issues.js";
 import { cancelledBefore, executeWithPolicy, failureFor, firstAttemptEnded, type AttemptEvent, type ExecEnv, type ExecOutcome, type Execution, type ToolRuntime } from "./execute.js";
 import type { AttemptResult, CallScope } from "./attempt.js";
 import { claimCall, PRINCIPAL_ID, settleCall, type ClaimedCall, type GoAhead, type StepDone } from "./idempotency.js";
@@ -24,7 +24,7 @@ import { isToolError } from "./errors.js";
 import { CANCELLED, TIMED_OUT, untilSettled } from "./policy/caller-signal.js";
 import { wallClockAt } from "./wall-clock.js";
 import { _rememberPaths, recordPaths } from "./issue-paths.js";
-import type { Redactor } from "./redact.js";
+import { _redactThenCut, type Redactor } from "./redact.js";
 import { RECORD_REFUSAL, type RefusalRecorder } from "./refusal.js";
 import { ATTEMPT_LISTENER, _listenersIn, _markAnswer, _noteHeard, type AttemptListener, type ListenedOptions } from "./attempt-seam.js";
 import { safeHook, type CallRecord } from "./hooks.js";
@@ -494,7 +494,7 @@ function unfinishedCheck(tool: AnyTool, d: Done | typeof CANCELLED | typeof TIME
 
 /** A hardening refusal; its path (payload keys) passes the secret patterns, as every other issue path does. */
 function hardeningFailure(h: Hardened & { ok: false }, redact: Redactor): Failure {
-  const found = issue(h.issue.path, h.issue.code, h.issue.message, redact);
+  const found = { ...h.issue, path: _redactThenCut(redact, h.path, MAX_ISSUE_PATH, 4 * MAX_ISSUE_PATH) }; // a window, as toSafeIssues reads paths
   return _fail("INVALID_INPUT", h.reason === "json" ? MSG.invalidJson : MSG.limits, false, "none", { issues: [found] });
 }
 

@@ -50,7 +50,7 @@ export function compileLimits(l: Limits): CompiledLimits {
 }
 
 /** Outcome of hardening: the plain JSON-safe value, or the first problem found. */
-export type Hardened = { ok: true; value: unknown } | { ok: false; reason: HardenReason; issue: Issue };
+export type Hardened = { ok: true; value: unknown } | { ok: false; reason: HardenReason; issue: Issue; path: string };
 
 /** Why a payload was refused before validation. */
 export type HardenReason = "json" | "limits";
@@ -70,7 +70,7 @@ const MSG = {
 } as const;
 
 function refused(reason: HardenReason, path: string, code: string, message: string): Hardened {
-  return { ok: false, reason, issue: issue(path, code, message) };
+  return { ok: false, reason, issue: issue(path, code, message), path }; // `path` whole: a redactor must see a secret key before any cut
 }
 
 /** Harden JSON text: size, then duplicate keys and depth (text scan), syntax, then the value walk. */

@@ -150,6 +150,11 @@ describe("hardening before any schema runs", () => {
     const below = await gate.call("t", { [key]: { constructor: 1 } });
     expect(below).toMatchObject({ ok: false, issues: [{ path: "[REDACTED].constructor", code: "forbidden_key" }] });
     expect(JSON.stringify([dup, below])).not.toContain(key);
+    // A secret key that crosses the 200-character cut is redacted before the cut, never shown in part.
+    const pad = "p".repeat(185);
+    const crossing = await gate.call("t", `{"${pad}":{"${key}":1,"${key}":2}}`);
+    expect(crossing.ok ? "" : (crossing.issues?.[0]?.path ?? "")).toMatch(/^p{185}\.\[REDACTE/);
+    expect(JSON.stringify(crossing)).not.toContain("sk_live");
   });
 
   it("_meta does not turn an allowed __proto__ key into the input's prototype", async () => {
