@@ -104,6 +104,15 @@ function stripEcho(message: string, received: unknown): string {
 
 /** The payload's leaves a message must not repeat: at most this many, the longest first. */
 const MAX_ECHOES = 256;
+/** Nodes walked to find them; past it (or past {@link MAX_ECHOES}) the pattern is incomplete. */
+const MAX_ECHO_WALK = 10_000;
+/** What a message says when the values it might repeat are too many to hide one by one. */
+const ECHO_FALLBACK = "Invalid value";
+/** The leaves a message must not repeat, as one pattern; `complete` when it holds every one of them. */
+interface Echoes {
+  readonly re: RegExp | undefined;
+  readonly complete: boolean;
+}
 /** Their pattern's size at most, characters. */
 const MAX_ECHO_SOURCE = 16 * 1024;
 /** How much of a validator's message is read (the redactor still sees a secret whole; the cut to {@link MAX_ISSUE_MESSAGE} comes after). */
@@ -122,11 +131,11 @@ const VALIDATOR_WORD = /^(?:string|number|boolean|object|array|bigint|symbol|und
  * built-in code) can print the object or array at its path. Leaves shorter than `min` are kept.
  * Undefined when there is none.
  */
-function echoPattern(received: unknown, min: number): RegExp | undefined {
+function echoPattern(received: unknown, min: number): Echoes {
   const leaves = new Set<string>();
   const stack: unknown[] = [received];
   let seen = 0;
-  while (stack.length > 0 && seen < 10_000) {
+  while (stack.length > 0 && seen < MAX_ECHO_WALK) {
     const v = stack.pop();
     seen++;
     if (typeof v === "string") {
@@ -139,10 +148,13 @@ function echoPattern(received: unknown, min: number): RegExp | undefined {
       const t = String(v);
       if (t.length >= min) leaves.add(t);
     } else if (typeof v === "object" && v !== null) {
-      for (const k of Object.keys(v)) stack.push((v as Record<string, unknown>)[k]);
+      // Children pushed last-first, so they are walked in document order (a message prints the first ones).
+      const keys = Object.keys(v);
+      for (let i = keys.length - 1; i >= 0; i--) stack.push((v as Record<string, unknown>)[keys[i]!]);
     }
   }
-  if (leaves.size === 0) return undefined;
+  const walked = stack.length === 0;
+  if (leaves.size === 0) return { re: undefined, complete: walked };
   // Longest first (a value inside a longer one is hidden with it); a value longer than the message
   // window cannot be in it; the pattern stays small (its size is the attacker's to choose).
   const sorted = [...leaves].filter((l) => l.length <= MESSAGE_WINDOW).sort((a, b) => b.length - a.length);
@@ -154,7 +166,16 @@ function echoPattern(received: unknown, min: number): RegExp | undefined {
     parts.push(escaped);
     size += escaped.length + 1;
   }
-  return parts.length === 0 ? undefined : new RegExp(parts.join("|"), "gi");
+  return { re: parts.length === 0 ? undefined : new RegExp(parts.join("|"), "gi"), complete: walked && parts.length === sorted.length };
+}
+
+/**
+ * A message with `echoes` hidden; when they are not complete (a value too large to list every
+ * leaf of), the message cannot be shown safely and fixed wording stands instead.
+ */
+function hideEchoes(message: string, echoes: Echoes): string {
+  if (!echoes.complete) return ECHO_FALLBACK;
+  return echoes.re === undefined ? message : message.replace(echoes.re, "<value>");
 }
 
 /**
@@ -169,8 +190,8 @@ export function toSafeIssues(
   const out: Issue[] = [];
   issues = perKey(issues);
   const n = Math.min(issues.length, MAX_ISSUES);
-  let echoes: RegExp | undefined | null = null; // built once, on the first message that needs it
-  const objectEchoes = new Map<object, RegExp | undefined>(); // the leaves of an object or array at an issue's path
+  let echoes: Echoes | undefined; // built once, on the first message that needs it
+  const objectEchoes = new Map<object, Echoes>(); // the leaves of an object or array at an issue's path
   for (let i = 0; i < n; i++) {
     const issue = issues[i]!;
     const rawCode = (issue as { code?: unknown }).code;
@@ -182,17 +203,20 @@ export function toSafeIssues(
     message = stripEcho(message, atPath);
     // An object or array at the path: any message may print it (`z.number({ error: (iss) => … iss.input })`
     // keeps the built-in code), so its leaves are hidden in every message.
-    if (typeof atPath === "object" && atPath !== null) {
-      let leaves = objectEchoes.get(atPath);
-      if (!objectEchoes.has(atPath)) objectEchoes.set(atPath, (leaves = echoPattern(atPath, MIN_ECHO_AT_PATH)));
-      if (leaves !== undefined) message = message.replace(leaves, "<value>");
-    }
     // A refinement's message is the schema author's text, free to quote any value of the payload
     // (zod's `custom`; a code the gate does not know, of any validator). A built-in message of a
     // known code quotes the schema (enum options, bounds), which may equal a value of the payload.
     if (ark !== undefined ? !ark.builtIn : !SCHEMA_WORDED.has(code)) {
-      if (echoes === null) echoes = echoPattern(received, MIN_ECHO);
-      if (echoes !== undefined) message = message.replace(echoes, "<value>");
+      // Past the caps the payload's pattern is partial (its first leaves, in document order): the
+      // author's text is kept, with what the pattern covers hidden.
+      echoes ??= echoPattern(received, MIN_ECHO);
+      if (echoes.re !== undefined) message = message.replace(echoes.re, "<value>");
+    } else if (typeof atPath === "object" && atPath !== null) {
+      // A built-in code's message may still print the object or array at its path (an error function
+      // keeps the code); when that value is too large to hide leaf by leaf, fixed wording stands.
+      let leaves = objectEchoes.get(atPath);
+      if (leaves === undefined) objectEchoes.set(atPath, (leaves = echoPattern(atPath, MIN_ECHO_AT_PATH)));
+      message = hideEchoes(message, leaves);
     }
     out.push({
       path: _redactThenCut(redact, joinPath(issue.path), MAX_ISSUE_PATH, 4 * MAX_ISSUE_PATH), // a window: the redactor sees a secret whole

@@ -34,6 +34,17 @@ describe("an error function under a built-in code that prints the object or arra
     expect(issuesOf(r)).toEqual([{ path: "total", code: "invalid_type", message: 'expected a number, got {"owner":"<value>"}' }]);
   });
 
+  it("a value too large to hide leaf by leaf (past 256 leaves or 10,000 nodes): fixed wording, the code stays", async () => {
+    const emails = Array.from({ length: 300 }, (_, i) => `customer${i}@example.com`);
+    const big = await gateOf(z.object({}), z.object({ total: n }), () => ({ total: emails })).call("t", {});
+    expect(issuesOf(big)).toEqual([{ path: "total", code: "invalid_type", message: "Invalid value" }]);
+    const deep = await gateOf(z.object({}), z.object({ total: n }), () => ({ total: { history: new Array<number>(10_001).fill(0), owner: "alice.smith@example.com" } })).call("t", {});
+    expect(issuesOf(deep)).toEqual([{ path: "total", code: "invalid_type", message: "Invalid value" }]);
+    // A refinement's own text on a large payload is kept (its echoes hidden as far as the pattern reaches).
+    const refined = await gateOf(z.object({ xs: z.array(z.string()) }).refine(() => false, { message: "pick fewer items" })).call("t", { xs: emails });
+    expect(issuesOf(refined)).toEqual([{ path: "", code: "custom", message: "pick fewer items" }]);
+  });
+
   it("zod's own message for an object is unchanged", async () => {
     const r = await gateOf(z.object({ n: z.number() })).call("t", { n: { card: "4111111111111111" } });
     expect(issuesOf(r)).toEqual([{ path: "n", code: "invalid_type", message: "Invalid input: expected number, received object" }]);
