@@ -282,7 +282,7 @@ describe("instrument(gate) over a gate in between (defaults, extra options, seve
 
   it("a strict Proxy as options (throws on keys it does not hold) works, raw and instrumented", async () => {
     const strict = (t: object) => new Proxy(t, { get: (o, k) => (k in o ? (o as Record<PropertyKey, unknown>)[k] : (() => { throw new Error(`no ${String(k)}`); })()) });
-    const all = { callId: "s", idempotencyKey: undefined, principal: undefined, signal: undefined };
+    const all = { callId: "s", idempotencyKey: undefined, principal: undefined, signal: undefined, fromModel: undefined };
     const gate = createGate({ tools: [flakyRead({ failures: 1, calls: 0 })], random: () => 0 });
     expect(await gate.call("flaky_read", { q: "a" }, strict({ ...all, callId: "s1" }) as CallOptions)).toMatchObject({ ok: true, meta: { callId: "s1" } });
     const out = collect();
