@@ -442,20 +442,45 @@ function firstMatchOf(node: unknown): unknown {
   return out;
 }
 
-/** Whether the validated value holds, at the path of `ptr`'s parent, an own key `ptr` names. */
-function kept(validated: unknown, ptr: string): boolean {
+/**
+ * Whether the key `ptr` names was dropped: the validated value shows, at its parent's path, a plain
+ * copy of the received object without that key. Where the value cannot show it — nothing there (an
+ * outer transform moved it), not a plain object, or a key both hold with another value (a transform
+ * or a coercion ran in the branch that was taken) — the key counts as kept: the check fails open,
+ * as it did before the first-match run, rather than refuse what the validator may have used.
+ * Without a validated value (a caller that has none) every such key counts as dropped.
+ */
+function dropped(validated: unknown, received: unknown, given: boolean, ptr: string): boolean {
+  if (!given) return true;
   try {
     const path = dotted(ptr);
     const key = path.pop();
-    const parent = valueAt(validated, path);
-    return key !== undefined && typeof parent === "object" && parent !== null && Object.hasOwn(parent, key);
+    if (key === undefined) return false;
+    const out = valueAt(validated, path);
+    const sent = valueAt(received, path);
+    if (!isPlain(out) || typeof sent !== "object" || sent === null) return false;
+    if (Object.hasOwn(out, key)) return false; // kept
+    for (const k of Object.keys(out)) {
+      if (!Object.hasOwn(sent, k)) continue; // a default the branch filled in
+      const a: unknown = (out as Record<string, unknown>)[k];
+      const b: unknown = (sent as Record<string, unknown>)[k];
+      const objects = typeof a === "object" && a !== null && typeof b === "object" && b !== null;
+      if (!objects && !Object.is(a, b)) return false; // a transform ran: what it used cannot be told
+    }
+    return true;
   } catch {
     return false; // a value whose reading throws shows nothing
   }
 }
 
-/** The unknown keys of the first-match run that the validated value does not hold, in Ajv's order. */
-function droppedKeys(errors: readonly ErrorObject[], validated: unknown): Finding[] {
+function isPlain(v: unknown): v is object {
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return false;
+  const p: unknown = Object.getPrototypeOf(v);
+  return p === Object.prototype || p === null;
+}
+
+/** The unknown keys of the first-match run that the validated value shows were dropped, in Ajv's order. */
+function droppedKeys(errors: readonly ErrorObject[], received: unknown, validated: unknown, given: boolean): Finding[] {
   const out: Finding[] = [];
   const seen = new Set<string>();
   for (let order = 0; order < errors.length && out.length < MAX_ISSUES; order++) {
@@ -465,7 +490,7 @@ function droppedKeys(errors: readonly ErrorObject[], validated: unknown): Findin
     const ptr = `${e.instancePath}/${escape(key)}`;
     if (seen.has(ptr)) continue;
     seen.add(ptr);
-    if (!kept(validated, ptr)) out.push({ ptr, code: "unrecognized_key", order });
+    if (dropped(validated, received, given, ptr)) out.push({ ptr, code: "unrecognized_key", order });
   }
   return out;
 }
@@ -492,7 +517,8 @@ export function compileUnknownKeyCheck(advertised: JsonSchema): UnknownKeyCheck 
   const compiled = inlineRefs(schema);
   const validate: ValidateFunction = compiler().compile(compiled);
   const firstMatch = compileFirstMatch(compiled);
-  return (received, redact, validated) => {
+  return (received, redact, ...rest) => {
+    const [validated] = rest;
     let found: readonly Finding[] = [];
     if (!validate(received)) {
       const errors = validate.errors ?? [];
@@ -502,7 +528,7 @@ export function compileUnknownKeyCheck(advertised: JsonSchema): UnknownKeyCheck 
       found = [...(errors.length > MAX_WEIGHED_ERRORS ? flatFindings(errors, c) : judgeScope(treeOf(errors, c)).reported)].sort((a, b) => a.order - b.order);
     }
     // The keys a union's first fitting branch would drop (after the main check's own, which come first).
-    const dropped = firstMatch === undefined || firstMatch(received) ? [] : droppedKeys(firstMatch.errors ?? [], validated);
+    const dropped = firstMatch === undefined || firstMatch(received) ? [] : droppedKeys(firstMatch.errors ?? [], received, validated, rest.length > 0);
     const out: Issue[] = [];
     const seen = new Set<string>();
     for (const f of [...found, ...dropped]) {

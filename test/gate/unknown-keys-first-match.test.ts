@@ -91,9 +91,29 @@ describe("the validated value shows the key was kept: allowed", () => {
     expect(check({ orderId: "o_1", amountCents: 500 }, true)).toEqual(["amountCents"]);
   });
 
-  it("ArkType keeps a key its branch does not declare", () => {
-    const check = checkOf(type({ a: "string", "b?": "number" }).or({ a: "string", c: "string" }));
-    expect(check({ a: "x", c: "y" }, true)).toEqual([]);
+  it("ArkType lists the fuller branch first, so its unions pass whole even without the validated value (a guard)", () => {
+    const input = type({ a: "string", "x?": "string" }).or({ a: "string", b: "number" });
+    const l = listingFor(defineTool({ name: "t", version: "1", description: "d", input, output: type("unknown"), effect: "read", execute: () => null }));
+    expect(l.ok && (l.listing.inputSchema.anyOf as { required: string[] }[])[0]?.required).toEqual(["a", "b"]);
+    const check = checkOf(input);
+    expect(check({ a: "x", b: 1 }, false)).toEqual([]);
+    expect(check({ a: "x", b: 1 }, true)).toEqual([]);
+  });
+
+  it("a transform or a coercion in the branch taken, or an outer transform that moves the union: the check fails open", async () => {
+    const byLegacy = z.union([
+      z.object({ orderId: z.string() }).refine((o) => o.orderId.startsWith("ord_"), "orderId must start with ord_"),
+      z.object({ orderId: z.string(), legacyNumber: z.number() }).transform((o) => ({ orderId: `ord_${o.legacyNumber}` })),
+    ]);
+    const a = gateWith(byLegacy);
+    expect((await a.gate.call("t", { orderId: "X-17", legacyNumber: 17 })).ok).toBe(true);
+    expect(a.seen).toEqual([{ orderId: "ord_17" }]);
+    const unwrapped = z.object({ target: z.union([z.object({ id: z.string() }).refine((o) => o.id.startsWith("u_")), z.object({ id: z.string(), name: z.string() })]) }).transform((o) => o.target);
+    const b = gateWith(unwrapped);
+    expect((await b.gate.call("t", { target: { id: "x", name: "Ann" } })).ok).toBe(true);
+    expect(b.seen).toEqual([{ id: "x", name: "Ann" }]);
+    // The review's case still refuses: the value shows a plain copy without the key.
+    expect(refusal(await gateWith(z.union([Order, Refund])).gate.call("t", { orderId: "o_1", amountCents: 5 }))).toEqual(unknownAt("amountCents"));
   });
 
   it("nested unions: an inner strict branch first is kept, an inner stripping one is not", () => {
