@@ -263,8 +263,11 @@ function compareResolved(c: Ctx, o: JsonSchema, n: JsonSchema, path: string, dep
   const bo = branchesOf(o);
   const bn = branchesOf(n);
   if (bo !== undefined || bn !== undefined) {
-    // A union on either side: compare branch sets (a plain schema is a union of one).
-    compareUnions(c, bo ?? [o], bn ?? [n], path, depth);
+    // A union on either side: compare branch sets (a plain schema is a union of one, its `default`
+    // left beside it), then what stands beside the union (zod writes a union's `default` there)
+    // as any other node's keywords.
+    compareUnions(c, bo ?? [withoutDefault(o)], bn ?? [withoutDefault(n)], path, depth);
+    compareResolved(c, besideUnion(o, bo !== undefined), besideUnion(n, bn !== undefined), path, depth);
     return;
   }
   const to = typeSet(o);
@@ -349,6 +352,20 @@ function compareArrays(c: Ctx, o: JsonSchema, n: JsonSchema, path: string, depth
   const pn = Array.isArray(n.prefixItems) ? n.prefixItems : [];
   for (let i = 0; i < Math.max(po.length, pn.length); i++) compare(c, po[i] ?? true, pn[i] ?? true, join(path, String(i)), depth + 1);
   if (o.items !== undefined || n.items !== undefined) compare(c, o.items ?? true, n.items ?? true, join(path, "*"), depth + 1);
+}
+
+/** A plain schema as the one branch of a union: its `default` belongs to the node, not the branch. */
+function withoutDefault(s: JsonSchema): JsonSchema {
+  if (!("default" in s)) return s;
+  const { default: _default, ...rest } = s;
+  return rest;
+}
+
+/** What stands beside a node's union: every keyword but the branches; of a plain schema, its `default`. */
+function besideUnion(s: JsonSchema, union: boolean): JsonSchema {
+  if (!union) return "default" in s ? { default: s.default } : {};
+  const { anyOf: _anyOf, oneOf: _oneOf, ...rest } = s;
+  return rest;
 }
 
 function branchesOf(s: JsonSchema): unknown[] | undefined {

@@ -21,7 +21,7 @@ import { compileAdvertised } from "./verdict.js";
 
 /** Options of {@link contractSuite} and {@link contractProperties}; `A`: the tool's arguments ({@link ArgsOf}). */
 export interface ContractSuiteOptions<A = unknown> {
-  /** Generated cases per property. Default 100. */
+  /** Generated cases per property (the retry property runs at most 30; the drift check takes `drift.runs` over it, and 300 when neither is given). Default 100. */
   readonly runs?: number;
   /** fast-check seed. Default 1. */
   readonly seed?: number;
@@ -254,7 +254,9 @@ export function contractProperties<T extends AnyTool>(tool: T, options: Contract
 /** The properties, from checked options. */
 function properties(tool: AnyTool, options: ContractSuiteOptions): ContractProperty[] {
   const props = [inputGuard(tool, options), outputGuard(tool, options), retryCap(tool, options)];
-  if (options.drift !== false) props.push(drift(tool, { ...(options.seed !== undefined ? { seed: options.seed } : {}), ...(options.drift ?? {}) }));
+  // The suite's runs and seed reach the drift check too; its own `drift.runs`/`drift.seed` win.
+  const shared = { ...(options.runs !== undefined ? { runs: options.runs } : {}), ...(options.seed !== undefined ? { seed: options.seed } : {}) };
+  if (options.drift !== false) props.push(drift(tool, { ...shared, ...(options.drift ?? {}) }));
   return props;
 }
 

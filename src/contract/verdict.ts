@@ -4,7 +4,7 @@
  * records whether it was reached).
  * @module
  */
-import { Ajv as Ajv07, type ErrorObject, type ValidateFunction } from "ajv";
+import { Ajv as Ajv07, type ErrorObject, type SchemaValidateFunction, type ValidateFunction } from "ajv";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormatsImport from "ajv-formats";
 import type { JsonSchema } from "../standard.js";
@@ -41,8 +41,42 @@ function ajvFor(dialect: Dialect): Ajv07 | Ajv2020 {
   const opts = { strict: false, allErrors: true, validateFormats: true, logger: false } as const;
   const ajv = dialect === "draft-07" ? new Ajv07(opts) : new Ajv2020(opts);
   addFormats(ajv);
+  // Ajv divides in binary floating point: 0.07 / 0.01 is 7.000000000000001, "not a multiple".
+  // Its multipleOfPrecision tolerance still refuses large amounts (21051047.47 / 0.01), so the
+  // keyword is judged in decimal instead, as JSON Schema (and zod) mean it.
+  ajv.removeKeyword("multipleOf");
+  ajv.addKeyword({ keyword: "multipleOf", type: "number", schemaType: "number", errors: true, validate: multipleOf });
   return ajv;
 }
+
+const DECIMAL = /^(-?)(\d+)(?:\.(\d+))?(?:e([+-]?\d+))?$/;
+
+/** A number as JavaScript writes it (the shortest text that reads back as the same double): digits × 10^exp. */
+function decimalOf(n: number): { readonly digits: bigint; readonly exp: number } | undefined {
+  const m = DECIMAL.exec(String(n));
+  if (m === null) return undefined; // NaN, ±Infinity
+  const frac = m[3] ?? "";
+  return { digits: BigInt(`${m[1]}${m[2]}${frac}`), exp: Number(m[4] ?? 0) - frac.length };
+}
+
+/**
+ * `value` is an integer multiple of `step`, both read as the decimals they are written as: `0.07`
+ * is a multiple of `0.01`, `0.071` is not. Exact at every magnitude (big integers, no tolerance).
+ */
+function isDecimalMultiple(value: number, step: number): boolean {
+  const v = decimalOf(value);
+  const s = decimalOf(step);
+  if (v === undefined || s === undefined || s.digits <= 0n) return false;
+  const e = Math.min(v.exp, s.exp);
+  return (v.digits * 10n ** BigInt(v.exp - e)) % (s.digits * 10n ** BigInt(s.exp - e)) === 0n;
+}
+
+/** The `multipleOf` keyword for Ajv, in decimal, with Ajv's own error wording. */
+const multipleOf: SchemaValidateFunction = (step: number, value: number): boolean => {
+  if (isDecimalMultiple(value, step)) return true;
+  multipleOf.errors = [{ keyword: "multipleOf", message: `must be multiple of ${step}`, params: { multipleOf: step } }];
+  return false;
+};
 
 function errorPath(e: ErrorObject): string {
   const segs = e.instancePath === "" ? [] : e.instancePath.slice(1).split("/").map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"));
