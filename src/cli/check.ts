@@ -7,7 +7,7 @@
  */
 import { readFile, writeFile } from "node:fs/promises";
 import { CliError, parseFlags, type Command } from "./command.js";
-import { loadGate } from "./load.js";
+import { loadTools } from "./load.js";
 import { checkContracts, DRIFT_DEFAULTS } from "../contract/drift.js";
 import { CONTRACT_TARGETS, isContractTarget, type ContractTarget } from "../contract/targets.js";
 import { compareSnapshots } from "../contract/breaking.js";
@@ -15,7 +15,6 @@ import { parseSnapshot, snapshotOf } from "../contract/snapshot.js";
 import { checkFixtures, loadFixtures } from "../contract/fixtures.js";
 import { formatReport } from "../contract/format.js";
 import type { CheckReport } from "../contract/report.js";
-import type { AnyTool } from "../tool.js";
 
 const usage = `Usage: toolgate check <module> [options]
 
@@ -100,8 +99,8 @@ async function run(argv: readonly string[]): Promise<number> {
     throw new CliError("E_FIXTURES", `the --fixtures directory ${values.fixtures} holds no fixture (*.json)`);
   }
 
-  const gate = await loadGate(positionals[0] as string);
-  const tools = gate.list().map((l) => gate.tool(l.name)).filter((t): t is AnyTool => t !== undefined);
+  // Every tool, also one whose input cannot be represented: the check reports it per target (exit 1).
+  const { tools, listings } = await loadTools(positionals[0] as string);
   const json = values.json === true;
   const progress = !json || process.stderr.isTTY === true;
   const report: CheckReport = await checkContracts(tools, {
@@ -111,9 +110,11 @@ async function run(argv: readonly string[]): Promise<number> {
     ...(progress ? { onProgress: (e: { tool: string; target: string; index: number; total: number }) => void process.stderr.write(`checking ${e.tool} × ${e.target} (${e.index + 1}/${e.total})\n`) } : {}),
   });
 
-  const snapshot = snapshotOf(gate.list());
+  // A tool no gate can serve has no advertised contract to snapshot, and no gate to run fixtures in.
+  const served = tools.filter((t) => listings.some((l) => l.name === t.name));
+  const snapshot = snapshotOf(listings);
   const breaking = against === undefined ? undefined : compareSnapshots(against, snapshot);
-  const fixtures = fixtureSet === undefined ? undefined : await checkFixtures(tools, fixtureSet.fixtures, values.fixtures, fixtureSet.problems);
+  const fixtures = fixtureSet === undefined ? undefined : await checkFixtures(served, fixtureSet.fixtures, values.fixtures, fixtureSet.problems);
   const full: CheckReport = {
     ...report,
     ok: report.ok && (breaking?.ok ?? true) && (fixtures?.ok ?? true),

@@ -10,6 +10,7 @@ import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { createGate, type Gate } from "../gate.js";
 import { isTool, type AnyTool } from "../tool.js";
+import { advertisedInput, type ToolListing } from "../json-schema.js";
 import { isToolgateConfigError } from "../errors.js";
 import type { HookSet } from "../log/compose.js";
 import { CliError, markImporting } from "./command.js";
@@ -96,21 +97,28 @@ export interface LoadOptions {
   readonly hooks?: HookSet;
 }
 
+/** The default export as an array of tools: not empty, each a `defineTool(...)` value. */
+function toolArray(modulePath: string, exported: readonly unknown[]): readonly AnyTool[] {
+  if (exported.length === 0) throw new CliError("E_MODULE_NO_TOOLS", `${modulePath}: the default export is an empty array of tools`);
+  const bad = exported.findIndex((t) => !isTool(t));
+  if (bad !== -1) {
+    throw new CliError("E_MODULE_TOOL", `${modulePath}: default export item ${bad} is not a defineTool(...) value`);
+  }
+  return exported as readonly AnyTool[];
+}
+
+function buildGate(modulePath: string, tools: readonly AnyTool[], options: LoadOptions): Gate {
+  try {
+    return createGate({ tools, ...options.hooks });
+  } catch (e) {
+    if (isToolgateConfigError(e)) throw new CliError("E_MODULE_TOOL", `${modulePath}: ${firstLine(e)}`);
+    throw new CliError("E_MODULE_IMPORT", `${modulePath}: cannot build a gate: ${firstLine(e)}`);
+  }
+}
+
 function toGate(modulePath: string, exported: unknown, options: LoadOptions): Gate {
   if (_isGate(exported)) return exported;
-  if (Array.isArray(exported)) {
-    if (exported.length === 0) throw new CliError("E_MODULE_NO_TOOLS", `${modulePath}: the default export is an empty array of tools`);
-    const bad = exported.findIndex((t) => !isTool(t));
-    if (bad !== -1) {
-      throw new CliError("E_MODULE_TOOL", `${modulePath}: default export item ${bad} is not a defineTool(...) value`);
-    }
-    try {
-      return createGate({ tools: exported as readonly AnyTool[], ...options.hooks });
-    } catch (e) {
-      if (isToolgateConfigError(e)) throw new CliError("E_MODULE_TOOL", `${modulePath}: ${firstLine(e)}`);
-      throw new CliError("E_MODULE_IMPORT", `${modulePath}: cannot build a gate: ${firstLine(e)}`);
-    }
-  }
+  if (Array.isArray(exported)) return buildGate(modulePath, toolArray(modulePath, exported), options);
   if (exported === undefined) {
     throw new CliError("E_MODULE_NO_TOOLS", `${modulePath} has no default export; export default a gate or an array of defineTool(...) values`);
   }
@@ -165,16 +173,54 @@ async function notAFile(modulePath: string, abs: string): Promise<CliError> {
  * console.log(gate.list().map((t) => t.name));
  */
 export async function loadGate(modulePath: string, options: LoadOptions = {}): Promise<Gate> {
+  return toGate(modulePath, await loadExport(modulePath), options);
+}
+
+/** What {@link loadTools} returns. */
+export interface LoadedTools {
+  /** Every tool of the module, in its order (a gate's: in `gate.list()` order). */
+  readonly tools: readonly AnyTool[];
+  /** The listings of the tools a gate serves: all of them but those whose input cannot be represented. */
+  readonly listings: readonly ToolListing[];
+}
+
+/**
+ * For `toolgate check`: load a module as {@link loadGate} does, but keep a tool whose input cannot
+ * be represented as JSON Schema (`z.date()`, a plain valibot schema) among the tools instead of
+ * refusing the module (`createGate` would): the check reports it per target. Its listing is left
+ * out, as no gate can serve it. Throws what {@link loadGate} throws otherwise (two tools with one
+ * name, an advertised schema that does not compile: `E_MODULE_TOOL`).
+ * @example
+ * const { tools, listings } = await loadTools("examples/orders/index.ts");
+ */
+export async function loadTools(modulePath: string): Promise<LoadedTools> {
+  const exported = await loadExport(modulePath);
+  if (!Array.isArray(exported)) {
+    const gate = toGate(modulePath, exported, {});
+    return { tools: gate.list().map((l) => gate.tool(l.name)).filter((t): t is AnyTool => t !== undefined), listings: gate.list() };
+  }
+  const tools = toolArray(modulePath, exported);
+  const names = new Set<string>();
+  for (const t of tools) {
+    if (names.has(t.name)) throw new CliError("E_MODULE_TOOL", `${modulePath}: two tools are named ${JSON.stringify(t.name)}`);
+    names.add(t.name);
+  }
+  const served = tools.filter((t) => advertisedInput(t).ok);
+  return { tools, listings: served.length === 0 ? [] : buildGate(modulePath, served, {}).list() };
+}
+
+/** Import the module and return its default export (a CommonJS module's seen through ESM interop). */
+async function loadExport(modulePath: string): Promise<unknown> {
   if (typeof modulePath !== "string" || modulePath.length === 0) {
     throw new CliError("E_USAGE", "expected a module path");
   }
   const abs = resolve(process.cwd(), modulePath);
   if ((await kind(abs)) !== "file") throw await notAFile(modulePath, abs);
   const mod = await importModule(modulePath, pathToFileURL(abs).href);
-  let exported: unknown = mod.default;
+  const exported: unknown = mod.default;
   // A CommonJS-compiled module seen through ESM interop: { default: { default: … } }.
   if (!_isGate(exported) && !Array.isArray(exported) && typeof exported === "object" && exported !== null && "default" in exported) {
-    exported = (exported as { default: unknown }).default;
+    return (exported as { default: unknown }).default;
   }
-  return toGate(modulePath, exported, options);
+  return exported;
 }
