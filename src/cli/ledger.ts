@@ -14,6 +14,7 @@ import type { Ledger, LedgerEntry, ListQuery } from "../ledger/types.js";
 import { isToolgateConfigError } from "../errors.js";
 import { MAX_LIST } from "../ledger/_decide.js";
 import { _corrupt } from "../ledger/_row.js";
+import { _printable } from "../_printable.js";
 
 const usage = `Usage: toolgate ledger <list|show|unresolved|prune> --db <path|postgres://…> [options]
 
@@ -107,18 +108,8 @@ function view(e: LedgerEntry, now: number) {
   };
 }
 
-/**
- * A stored field as it is safe to print on a terminal: control characters (C0, DEL, C1) and the
- * bidirectional overrides are escaped (`\x1b`, `\u202e`), so a key or an effect ref — which can
- * come from a model's arguments — cannot move the cursor, erase a line or forge a row.
- */
-function printable(s: string): string {
-  // eslint-disable-next-line no-control-regex -- finding control characters is the point
-  return s.replace(/[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => {
-    const n = c.charCodeAt(0);
-    return n <= 0xff ? `\\x${n.toString(16).padStart(2, "0")}` : `\\u${n.toString(16).padStart(4, "0")}`;
-  });
-}
+/** A stored field as it is safe to print on a terminal (src/_printable.ts). */
+const printable = _printable;
 
 /**
  * JSON as it is safe to print: JSON.stringify escapes the C0 controls only; the C1 controls and
@@ -201,7 +192,8 @@ async function run(argv: readonly string[]): Promise<number> {
 function fail(what: string, e: unknown, otherwise = "E_DB_OPEN"): number {
   const code = isToolgateConfigError(e) ? e.code : ((e as { code?: unknown } | null)?.code ?? otherwise);
   const message = e instanceof Error && e.message.length > 0 ? e.message : String(code);
-  process.stderr.write(`toolgate ledger: ${what}: ${message} (${String(code)})\n`);
+  // The message can name stored text (an entry ID in E_LEDGER_CORRUPT, a driver quoting a value).
+  process.stderr.write(`toolgate ledger: ${what}: ${printable(message)} (${printable(String(code))})\n`);
   return 2;
 }
 
@@ -276,7 +268,7 @@ async function findEntry(ledger: Ledger, id: string): Promise<{ entry: LedgerEnt
   const [first, ...more] = matches.values();
   if (first !== undefined && more.length === 0) return { entry: first };
   if (first !== undefined) {
-    const ids = [...matches.keys()].sort();
+    const ids = [...matches.keys()].sort().map(printable); // stored IDs: a row toolgate did not write can hold anything
     const named = ids.slice(0, SHOWN_MATCHES).join(", ") + (ids.length > SHOWN_MATCHES ? ` and ${ids.length - SHOWN_MATCHES} more` : "");
     return { exit: 2, message: `ID prefix ${JSON.stringify(id)} is ambiguous: it matches ${named}; give more characters (E_AMBIGUOUS_ID)` };
   }

@@ -5,6 +5,7 @@
  */
 import type { Effect, EffectRef, ToolErrorCode } from "../result.js";
 import type { EntryState, LedgerEntry } from "./types.js";
+import { _printable } from "../_printable.js";
 
 /** Column list, in insert order. */
 export const _COLUMNS = [
@@ -33,9 +34,14 @@ export const _COLUMNS = [
 /** A row as a driver returns it. */
 export type _Row = Record<(typeof _COLUMNS)[number], unknown>;
 
-/** @internal A stored value toolgate did not write (the database was edited, or damaged), named by entry and column. */
+/**
+ * @internal A stored value toolgate did not write (the database was edited, or damaged), named by
+ * entry and column. The ID comes from that same row: its control characters, line separators and
+ * bidirectional overrides are written as escapes (`\x1b`, `\u202e`), so the message is safe to log or print.
+ */
 export function _corrupt(id: unknown, column: string): Error {
-  return Object.assign(new Error(`entry ${String(id)}: the stored ${column} is not valid JSON (was the database changed outside toolgate?)`), { code: "E_LEDGER_CORRUPT" });
+  const shown = _printable(String(id));
+  return Object.assign(new Error(`entry ${shown}: the stored ${column} is not valid JSON (was the database changed outside toolgate?)`), { code: "E_LEDGER_CORRUPT" });
 }
 
 function effectsOf(id: unknown, v: unknown): EffectRef[] {
