@@ -8,27 +8,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { sqliteLedger } from "../../src/ledger/index.js";
+import { ledgerCli } from "./_cli.js";
 
 const dir = mkdtempSync(join(tmpdir(), "toolgate-cli-escapes-"));
 const db = join(dir, "ledger.db");
 
-/** Run the CLI in-process through its entry's `main`, capturing output. */
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const { main } = await import("../../src/cli/main.js");
-  const out: string[] = [];
-  const err: string[] = [];
-  const o = process.stdout.write.bind(process.stdout);
-  const e = process.stderr.write.bind(process.stderr);
-  process.stdout.write = ((c: string | Uint8Array) => (out.push(String(c)), true)) as typeof process.stdout.write;
-  process.stderr.write = ((c: string | Uint8Array) => (err.push(String(c)), true)) as typeof process.stderr.write;
-  try {
-    const code = await main(["ledger", ...args]);
-    return { code, stdout: out.join(""), stderr: err.join("") };
-  } finally {
-    process.stdout.write = o;
-    process.stderr.write = e;
-  }
-}
+const cli = ledgerCli;
 
 /** What a terminal must never receive raw: C0/C1 controls, U+2028/U+2029, bidirectional overrides. */
 // eslint-disable-next-line no-control-regex -- finding control characters is the point

@@ -9,29 +9,14 @@ import { createGate, reject } from "../../src/index.js";
 import { postgresLedger, sqliteLedger, type Ledger } from "../../src/ledger/index.js";
 import { payTool, Reset } from "./_fixtures.js";
 import { startPostgres, type TestPostgres } from "./_pg.js";
+import { ledgerCli } from "./_cli.js";
 
 const run = promisify(execFile);
 const dir = mkdtempSync(join(tmpdir(), "toolgate-cli-"));
 let pgServer: TestPostgres;
 let pgUrl = "";
 
-/** Run the CLI in-process through its entry's `main` (fast), capturing output. */
-async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const { main } = await import("../../src/cli/main.js");
-  const out: string[] = [];
-  const err: string[] = [];
-  const o = process.stdout.write.bind(process.stdout);
-  const e = process.stderr.write.bind(process.stderr);
-  process.stdout.write = ((c: string | Uint8Array) => (out.push(String(c)), true)) as typeof process.stdout.write;
-  process.stderr.write = ((c: string | Uint8Array) => (err.push(String(c)), true)) as typeof process.stderr.write;
-  try {
-    const code = await main(["ledger", ...args]);
-    return { code, stdout: out.join(""), stderr: err.join("") };
-  } finally {
-    process.stdout.write = o;
-    process.stderr.write = e;
-  }
-}
+const cli = ledgerCli;
 
 /** Run the CLI as users do: a child process. */
 async function spawnCli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
